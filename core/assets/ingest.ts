@@ -1,0 +1,114 @@
+// The byte path every stored asset takes: bytes stream through blake3 into a
+// temporary blob object; once the hash is known the object is committed under
+// its content key (or dropped on a dedup hit) and the asset row is written.
+// Uploads use it now; engine outputs will take the same path.
+import type { AssetRecord, BlobWriter, CommitAssetResult } from '../../storage/types.ts';
+import type { ServiceContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { blobKeyOf, createHasher } from '../hash.ts';
+
+export interface StagedBlob {
+  readonly hash: string;
+  readonly size: number;
+  readonly writer: BlobWriter;
+}
+
+/**
+ * Streams `body` into a temporary object while hashing it. The writer is
+ * aborted (nothing left behind) if the body fails.
+ */
+export async function stageBlob(
+  ctx: ServiceContext,
+  body: AsyncIterable<Uint8Array>,
+): Promise<StagedBlob> {
+  const hasher = await createHasher();
+  const writer = await ctx.blobs.begin();
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      size += chunk.length;
+      hasher.update(chunk);
+      await writer.write(chunk);
+    }
+  } catch (err) {
+    await writer.abort();
+    throw err;
+  }
+  return { hash: hasher.digest(), size, writer };
+}
+
+/** The later of two retention deadlines; null means "never expires". */
+export function laterDeadline(a: number | null, b: number | null): number | null {
+  return a === null || b === null ? null : Math.max(a, b);
+}
+
+export interface AssetFields {
+  account_id: string;
+  content_type: string;
+  file_path: string | null;
+  tags: string[];
+  /** Requested retention deadline; a dedup hit may extend it, never shorten it. */
+  expires_at: number | null;
+  job_id: string | null;
+}
+
+/**
+ * Under the blob key's lock: keeps the bytes (put-if-absent), then records the
+ * asset in one transaction. Retention extends to the account's longest-lived
+ * asset over the same bytes, since re-referencing content never shortens it.
+ */
+export async function mintAsset(
+  ctx: ServiceContext,
+  blob: { hash: string; size: number; key?: string; writer?: BlobWriter },
+  fields: AssetFields,
+): Promise<CommitAssetResult> {
+  const key = blob.key ?? blobKeyOf(blob.hash);
+  return ctx.blobLocks.run(key, async () => {
+    const createdBytes = blob.writer ? await blob.writer.commit(key) : false;
+    try {
+      const now = ctx.now();
+      const existing = await ctx.metadata.listAssetsByHash(fields.account_id, blob.hash, now);
+      // Without new bytes, only content the account still holds may be re-referenced:
+      // under the lock this also rules out minting over a blob just collected.
+      if (!blob.writer && existing.length === 0) {
+        throw new ApiError('blob_not_found', 'No stored content with this hash is available to this account.');
+      }
+      const expires_at = existing.reduce<number | null>((d, a) => laterDeadline(d, a.expires_at), fields.expires_at);
+      return await ctx.metadata.commitAsset(
+        { key, hash: blob.hash, size: blob.size },
+        { ...fields, id: crypto.randomUUID(), blob_key: key, created_at: now, expires_at },
+      );
+    } catch (err) {
+      if (createdBytes) await ctx.blobs.delete(key).catch(() => undefined);
+      throw err;
+    }
+  });
+}
+
+/** Deletes the blob's bytes and row if no asset references it any more. */
+export async function collectBlob(ctx: ServiceContext, key: string): Promise<boolean> {
+  return ctx.blobLocks.run(key, async () => {
+    if (!(await ctx.metadata.deleteBlobIfUnreferenced(key))) return false;
+    await ctx.blobs.delete(key);
+    return true;
+  });
+}
+
+/** Schedules the content scanner, if any, after the response is on its way. */
+export function scheduleScan(ctx: ServiceContext, asset: AssetRecord, view: Parameters<NonNullable<ServiceContext['scanner']>>[0]) {
+  const scanner = ctx.scanner;
+  if (!scanner) return;
+  ctx.background(`scan ${asset.id}`, async () => {
+    const verdict = await scanner(view, {
+      open: async () => {
+        const stream = await ctx.blobs.get(asset.blob_key);
+        if (!stream) throw new Error(`blob ${asset.blob_key} is missing`);
+        return stream;
+      },
+    });
+    if (verdict && verdict.action === 'delete') {
+      ctx.logger.warn('scanner removed asset', { asset_id: asset.id, reason: verdict.reason });
+      if (await ctx.metadata.deleteAsset(asset.account_id, asset.id, ctx.now())) await collectBlob(ctx, asset.blob_key);
+    }
+  });
+}

@@ -1,0 +1,55 @@
+// v2 authentication: `Authorization: Bearer <key>`. Open by default (self-hosted);
+// a static token or account API keys (looked up by SHA-256 hash) make it required.
+// Every request resolves to an account, which owns everything it creates.
+import type { AccountRecord, MetadataStore } from '../storage/types.ts';
+import type { AccountOption } from './types.ts';
+import { ApiError } from './errors.ts';
+import { apiKeyHash, sha256Hex } from './hash.ts';
+
+/** The account that owns everything on a deployment without account keys. */
+export const LOCAL_ACCOUNT = 'local';
+
+export interface Authenticator {
+  authenticate(request: Request): Promise<AccountRecord>;
+}
+
+export function bearerToken(request: Request): string | null {
+  const header = request.headers.get('authorization');
+  if (!header) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1] : '';
+}
+
+export async function createAuthenticator(
+  metadata: MetadataStore,
+  opts: { token?: string; accounts?: AccountOption[]; now: () => number },
+): Promise<Authenticator> {
+  const local = await metadata.upsertAccount({ id: LOCAL_ACCOUNT });
+  for (const account of opts.accounts ?? []) {
+    await metadata.upsertAccount({ id: account.id, tier: account.tier });
+    for (const key of account.apiKeys ?? []) await metadata.addApiKey(account.id, await apiKeyHash(key));
+    for (const hash of account.apiKeyHashes ?? []) await metadata.addApiKey(account.id, hash.toLowerCase());
+  }
+  // Compared as digests so the comparison's timing says nothing about the token.
+  const tokenDigest = opts.token ? await sha256Hex(opts.token) : null;
+  const required = tokenDigest !== null || (opts.accounts?.length ?? 0) > 0;
+  const unauthorized = (message: string) =>
+    new ApiError('unauthorized', message, undefined, { 'WWW-Authenticate': 'Bearer realm="graphrun"' });
+
+  return {
+    async authenticate(request) {
+      const presented = bearerToken(request);
+      if (presented === null || presented === '') {
+        if (presented === '' && required) throw unauthorized('The Authorization header must be "Bearer <API key>".');
+        if (required) throw unauthorized('An API key is required: send "Authorization: Bearer <API key>".');
+        return local;
+      }
+      if (tokenDigest !== null && (await sha256Hex(presented)) === tokenDigest) return local;
+      const account = await metadata.findAccountByKeyHash(await apiKeyHash(presented));
+      if (account) return account;
+      if (required) throw unauthorized('The API key is not valid.');
+      // Open deployments ignore keys they do not know, as clients often send one anyway.
+      return local;
+    },
+  };
+}

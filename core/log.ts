@@ -1,0 +1,15 @@
+// Default logger: one JSON object per line on the console's error stream, so
+// operators can ship it anywhere; services may pass their own Logger instead.
+import type { Logger } from './types.ts';
+
+function line(level: string, message: string, fields?: Record<string, unknown>) {
+  console.error(JSON.stringify({ time: new Date().toISOString(), level, message, ...fields }));
+}
+
+export const consoleLogger: Logger = {
+  info: (m, f) => line('info', m, f),
+  warn: (m, f) => line('warn', m, f),
+  error: (m, f) => line('error', m, f),
+};
+
+export const silentLogger: Logger = { info() {}, warn() {}, error() {} };

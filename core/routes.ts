@@ -1,0 +1,62 @@
+// The route table of the service, mounted on an itty-router. Unknown paths
+// answer 404 and known paths with the wrong method 405, both in the envelope.
+import { Router, type IRequest } from 'itty-router';
+import type { ServiceContext } from './context.ts';
+import { ApiError, toErrorResponse } from './errors.ts';
+import { uploadAsset } from './assets/upload.ts';
+import { assetFromHash, headByHash } from './assets/from-hash.ts';
+import { deleteAsset, getAsset } from './assets/read.ts';
+import { getAssetContent } from './assets/content.ts';
+
+type Handler = (request: Request, ctx: ServiceContext, params: Record<string, string>) => Promise<Response>;
+type Route = [method: string, path: string, handler: Handler];
+
+const ROUTES: Route[] = [
+  ['POST', '/api/v2/assets', (r, c) => uploadAsset(r, c)],
+  ['POST', '/api/v2/assets/from-hash', (r, c) => assetFromHash(r, c)],
+  ['HEAD', '/api/v2/assets/by-hash/:hash', (r, c, p) => headByHash(r, c, p.hash)],
+  ['GET', '/api/v2/assets/:id', (r, c, p) => getAsset(r, c, p.id)],
+  ['DELETE', '/api/v2/assets/:id', (r, c, p) => deleteAsset(r, c, p.id)],
+  ['GET', '/api/v2/assets/:id/content', (r, c, p) => getAssetContent(r, c, p.id)],
+  ['HEAD', '/api/v2/assets/:id/content', (r, c, p) => getAssetContent(r, c, p.id)],
+];
+
+function decodeParams(raw: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, value] of Object.entries(raw ?? {})) {
+    try {
+      out[k] = decodeURIComponent(value);
+    } catch {
+      throw new ApiError('malformed_request', `The path parameter "${k}" is not valid percent-encoding.`);
+    }
+  }
+  return out;
+}
+
+/** Same pattern language as itty-router, to tell 404 from 405. */
+const patternOf = (path: string) => new RegExp(`^${path.replace(/:(\w+)/g, '[^/]+')}/*$`);
+
+export function createRouter(ctx: ServiceContext) {
+  const router = Router<IRequest, []>();
+  for (const [method, path, handler] of ROUTES) {
+    router[method.toLowerCase() as 'get'](path, (req: IRequest) => handler(req as unknown as Request, ctx, decodeParams(req.params)));
+  }
+  const patterns = ROUTES.map(([method, path]) => [method, patternOf(path)] as const);
+
+  return async function handle(request: Request): Promise<Response> {
+    try {
+      const response: Response | undefined = await router.fetch(request as unknown as IRequest);
+      if (response) return response;
+      const path = new URL(request.url).pathname;
+      const allowed = [...new Set(patterns.filter(([, re]) => re.test(path)).map(([m]) => m))];
+      if (allowed.length === 0) throw new ApiError('not_found', 'No such route.');
+      throw new ApiError('method_not_allowed', `Use ${allowed.join(', ')} on this path.`, undefined, {
+        Allow: allowed.join(', '),
+      });
+    } catch (err) {
+      const response = toErrorResponse(err, ctx.logger, { method: request.method, url: request.url });
+      // HEAD answers carry no body, whatever the status.
+      return request.method === 'HEAD' ? new Response(null, { status: response.status, headers: response.headers }) : response;
+    }
+  };
+}

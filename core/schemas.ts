@@ -1,0 +1,76 @@
+// Request schemas (valibot), defined once: handlers validate with them, and
+// their issues become 422 `invalid_request` envelopes naming the field.
+import * as v from 'valibot';
+import { HASH_PATTERN } from './hash.ts';
+import { ApiError } from './errors.ts';
+
+export const MIN_EXPIRES_IN = 60;
+export const MAX_EXPIRES_IN = 604800;
+
+const mediaType = v.pipe(
+  v.string(),
+  v.trim(),
+  v.maxLength(255, 'must be at most 255 characters'),
+  v.regex(/^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(\s*;.*)?$/, 'must be a media type such as image/png'),
+);
+
+/** Relative, forward-slash paths only: no `..`, no absolute or drive paths, no control characters. */
+export const filePath = v.pipe(
+  v.string(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(1024, 'must be at most 1024 characters'),
+  v.check((p) => !/[\u0000-\u001f\\]/.test(p), 'must not contain control characters or backslashes'),
+  v.check((p) => !p.startsWith('/') && !/^[A-Za-z]:/.test(p), 'must be relative (global-namespace-root form)'),
+  v.check((p) => p.split('/').every((s) => s !== '..' && s !== '.' && s !== ''), 'must not contain empty, "." or ".." segments'),
+);
+
+const blake3 = v.pipe(
+  v.string(),
+  v.toLowerCase(),
+  v.regex(HASH_PATTERN, 'must be blake3:<64 hex digits>'),
+);
+
+const tags = v.pipe(
+  v.array(v.pipe(v.string(), v.minLength(1, 'tags must not be empty'), v.maxLength(64, 'a tag is at most 64 characters'))),
+  v.maxLength(32, 'at most 32 tags'),
+);
+
+const expiresIn = v.pipe(
+  v.number('must be an integer number of seconds'),
+  v.integer('must be an integer number of seconds'),
+  v.minValue(MIN_EXPIRES_IN, `must be at least ${MIN_EXPIRES_IN}`),
+  v.maxValue(MAX_EXPIRES_IN, `must be at most ${MAX_EXPIRES_IN}`),
+);
+
+/** Text fields of the multipart upload, after `tags` were gathered and `expires_in` read as a number. */
+export const UploadFields = v.object({
+  content_type: v.pipe(v.string('is required'), v.minLength(1, 'is required'), mediaType),
+  file_path: v.pipe(v.string('is required'), filePath),
+  expected_hash: v.optional(blake3),
+  tags: v.optional(tags, []),
+  expires_in: v.optional(expiresIn),
+});
+export type UploadFields = v.InferOutput<typeof UploadFields>;
+
+export const FromHashBody = v.object({
+  hash: v.pipe(v.string('is required'), blake3),
+  file_path: v.optional(filePath),
+  tags: v.optional(tags, []),
+  expires_in: v.optional(expiresIn),
+});
+export type FromHashBody = v.InferOutput<typeof FromHashBody>;
+
+export const AssetId = v.pipe(v.string(), v.uuid());
+
+/** Parses or throws a 422 whose details name the first failing field and list all issues. */
+export function validate<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, input);
+  if (result.success) return result.output;
+  const issues = result.issues.map((issue) => ({
+    field: v.getDotPath(issue) ?? '(body)',
+    // A missing key reports valibot's generic text; say it plainly.
+    reason: issue.input === undefined && issue.kind === 'schema' ? 'is required' : issue.message,
+  }));
+  const first = issues[0];
+  throw new ApiError('invalid_request', `${first.field}: ${first.reason}`, { field: first.field, reason: first.reason, issues });
+}

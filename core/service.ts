@@ -1,0 +1,83 @@
+// createService: wires storage, auth, signing and routes into one object with
+// a Web `fetch`, WebSocket hooks and `close`. Adapters only convert to and from it.
+import type { Service, ServiceOptions } from './types.ts';
+import type { ServiceContext } from './context.ts';
+import { createAuthenticator } from './auth.ts';
+import { KeyedMutex } from './keyed-mutex.ts';
+import { consoleLogger } from './log.ts';
+import { createRouter } from './routes.ts';
+import { createUrlSigner, randomSecret } from './signing.ts';
+import { sweep } from './sweeper.ts';
+import { createWebSocketHooks } from './websocket.ts';
+
+export const DEFAULT_MAX_UPLOAD_BYTES = 110 * 1024 * 1024;
+
+export async function createService(options: ServiceOptions): Promise<Service> {
+  const { metadata, blobs } = options.storage;
+  const logger = options.logger ?? consoleLogger;
+  const now = options.now ?? Date.now;
+  await metadata.migrate();
+  // A persisted random key keeps signed URLs valid across restarts without configuration.
+  const secret = options.signingSecret ?? (await metadata.initSetting('url_signing_secret', randomSecret()));
+  const pending = new Set<Promise<void>>();
+  let closed = false;
+
+  const ctx: ServiceContext = {
+    metadata,
+    blobs,
+    auth: await createAuthenticator(metadata, { token: options.token, accounts: options.accounts, now }),
+    signer: await createUrlSigner(secret),
+    blobLocks: new KeyedMutex(),
+    logger,
+    now,
+    maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
+    defaultRetentionSeconds: options.defaultRetentionSeconds ?? null,
+    signedUrlTtlSeconds: options.signedUrlTtlSeconds ?? 3600,
+    publicBaseUrl: options.publicBaseUrl,
+    scanner: options.scanner,
+    background(label, work) {
+      // Started on a later task so it can never delay the response being returned.
+      const p = new Promise<void>((resolve) => setTimeout(resolve, 0))
+        .then(work)
+        .catch((err) => logger.error(`background task failed: ${label}`, { error: String(err?.stack ?? err) }))
+        .finally(() => pending.delete(p));
+      pending.add(p);
+    },
+  };
+
+  const handle = createRouter(ctx);
+  const runSweep = () => sweep(ctx);
+  const interval = options.sweepIntervalMs ?? 60_000;
+  let sweeping: Promise<unknown> = Promise.resolve();
+  const timer =
+    interval > 0
+      ? setInterval(() => {
+          sweeping = runSweep().catch((err) => logger.error('sweep failed', { error: String(err) }));
+        }, interval)
+      : undefined;
+  // A timer must not keep a process alive that has nothing else to do.
+  (timer as { unref?: () => void } | undefined)?.unref?.();
+
+  const idle = async () => {
+    while (pending.size > 0) await Promise.all([...pending]);
+  };
+
+  return {
+    fetch: (request) => {
+      if (closed) return Promise.resolve(new Response('service closed', { status: 503 }));
+      return handle(request);
+    },
+    websocket: createWebSocketHooks(),
+    sweep: runSweep,
+    idle,
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (timer) clearInterval(timer);
+      await sweeping;
+      await idle();
+      await metadata.close();
+      await blobs.close?.();
+    },
+  };
+}

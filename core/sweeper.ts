@@ -1,0 +1,28 @@
+// Retention: expired assets stop being served at once (reads filter on
+// expires_at); this sweep deletes their records, collects blobs nothing
+// references any more, and drops idempotency keys past their 24 hours.
+import type { ServiceContext } from './context.ts';
+import { collectBlob } from './assets/ingest.ts';
+
+const BATCH = 500;
+
+export async function sweep(ctx: ServiceContext): Promise<{ expired: number; blobs_removed: number }> {
+  const now = ctx.now();
+  let expired = 0;
+  for (;;) {
+    const keys = await ctx.metadata.deleteExpiredAssets(now, BATCH);
+    expired += keys.length;
+    if (keys.length < BATCH) break;
+  }
+  await ctx.metadata.deleteExpiredIdempotencyKeys(now);
+  let removed = 0;
+  for (;;) {
+    const keys = await ctx.metadata.listUnreferencedBlobs(BATCH);
+    let progress = 0;
+    for (const key of keys) if (await collectBlob(ctx, key)) progress++;
+    removed += progress;
+    // Stop when a batch frees nothing, so a blob re-referenced meanwhile cannot loop us.
+    if (keys.length < BATCH || progress === 0) break;
+  }
+  return { expired, blobs_removed: removed };
+}

@@ -1,0 +1,84 @@
+// Public types of the service object every adapter mounts.
+import type { Storage } from '../storage/types.ts';
+import type { AssetView } from './assets/view.ts';
+
+/** A WebSocket connection as the core sees it; adapters wrap their native socket. */
+export interface WsPeer {
+  readonly id: string;
+  /** The request that opened the connection (URL carries query parameters). */
+  readonly request: Request;
+  send(data: string | Uint8Array): void;
+  close(code?: number, reason?: string): void;
+}
+
+/**
+ * Runtime-neutral WebSocket hooks. An adapter calls `upgrade` with the HTTP
+ * request; a Response means "refuse with this", `{ accept: true }` means
+ * complete the handshake and then call `open`.
+ */
+export interface WebSocketHooks {
+  upgrade(request: Request): Promise<Response | { accept: true; context?: unknown }>;
+  open(peer: WsPeer): void;
+  message(peer: WsPeer, data: string | Uint8Array): void;
+  close(peer: WsPeer, code: number, reason: string): void;
+}
+
+export interface Logger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+/** Accounts known at start: API keys given in plain text are hashed before storage. */
+export interface AccountOption {
+  id: string;
+  tier?: string;
+  /** Plain API keys; only their SHA-256 hashes are stored. */
+  apiKeys?: string[];
+  /** Already-hashed keys (`sha256:<hex>`), e.g. from a secrets manager. */
+  apiKeyHashes?: string[];
+}
+
+/** Result of a content scan; `delete` removes the asset record. */
+export type ScanVerdict = void | { action: 'keep' } | { action: 'delete'; reason?: string };
+
+export interface ScannerContext {
+  /** The uploaded bytes, streamed from the blob store. */
+  open(): Promise<ReadableStream<Uint8Array>>;
+}
+
+export type Scanner = (asset: AssetView, ctx: ScannerContext) => Promise<ScanVerdict> | ScanVerdict;
+
+export interface ServiceOptions {
+  storage: Storage;
+  /** A static bearer token for self-hosted use; requests must present it. */
+  token?: string;
+  /** Account-scoped API keys; when given, every v2 request must carry one. */
+  accounts?: AccountOption[];
+  /** Largest accepted upload body, bytes. Default 110 MB. */
+  maxUploadBytes?: number;
+  /** Default asset retention, seconds; null = assets never expire. Default null. */
+  defaultRetentionSeconds?: number | null;
+  /** Lifetime of signed content URLs, seconds. Default 3600. */
+  signedUrlTtlSeconds?: number;
+  /** HMAC key for signed URLs. Default: a random key persisted in storage. */
+  signingSecret?: string;
+  /** Absolute origin (and mount prefix) for links; default: the request's origin. */
+  publicBaseUrl?: string;
+  /** Interval of the expiry and blob collection sweep, ms; 0 disables. Default 60000. */
+  sweepIntervalMs?: number;
+  scanner?: Scanner;
+  logger?: Logger;
+  /** Clock, for tests. */
+  now?: () => number;
+}
+
+export interface Service {
+  fetch(request: Request, env?: unknown): Promise<Response>;
+  websocket: WebSocketHooks;
+  /** One expiry + collection pass now (the timer runs it periodically). */
+  sweep(): Promise<{ expired: number; blobs_removed: number }>;
+  /** Resolves when background work (scans) started so far has finished. */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,125 @@
+// The two storage interfaces the core depends on: a metadata store (records,
+// transactions) and a blob store (content-addressed bytes). Implementations
+// live beside this file, one factory each; the core imports only these types.
+
+/** An account owns assets; `tier` drives scheduling in later surfaces. */
+export interface AccountRecord {
+  id: string;
+  tier: string;
+  created_at: number;
+}
+
+/**
+ * A stored blob. `key` addresses the bytes in the blob store; `hash` is the
+ * server-computed `blake3:<hex>` once known (null while computed lazily).
+ */
+export interface BlobRecord {
+  key: string;
+  hash: string | null;
+  size: number;
+  created_at: number;
+}
+
+/** An asset row as stored. Times are epoch milliseconds. */
+export interface AssetRecord {
+  id: string;
+  account_id: string;
+  blob_key: string;
+  /** Copied from the blob; null while the blob's hash is not known yet. */
+  hash: string | null;
+  size_bytes: number;
+  content_type: string;
+  file_path: string | null;
+  tags: string[];
+  created_at: number;
+  expires_at: number | null;
+  job_id: string | null;
+}
+
+export interface NewAsset extends Omit<AssetRecord, 'hash' | 'size_bytes'> {}
+
+export interface CommitAssetResult {
+  asset: AssetRecord;
+  /** True when this call inserted the blob row (bytes new to the service). */
+  blob_created: boolean;
+}
+
+export interface MetadataStore {
+  /** Creates or upgrades the schema. Safe to call on every start. */
+  migrate(): Promise<void>;
+
+  getSetting(key: string): Promise<string | null>;
+  /** Sets `key` only if absent; returns the value that is stored afterwards. */
+  initSetting(key: string, value: string): Promise<string>;
+
+  upsertAccount(account: { id: string; tier?: string }): Promise<AccountRecord>;
+  /** Stores an API key by its hash only; the plaintext never reaches storage. */
+  addApiKey(accountId: string, keyHash: string): Promise<void>;
+  findAccountByKeyHash(keyHash: string): Promise<AccountRecord | null>;
+
+  /**
+   * Claims an idempotency key for one account. Returns false when a live
+   * (unexpired) claim exists already; an expired claim is replaced.
+   */
+  claimIdempotencyKey(accountId: string, key: string, now: number, expiresAt: number): Promise<boolean>;
+  releaseIdempotencyKey(accountId: string, key: string): Promise<void>;
+
+  /**
+   * In one transaction: inserts the blob row if absent, then the asset over it.
+   * Callers serialise calls for the same blob key (see core/keyed-mutex).
+   */
+  commitAsset(blob: Omit<BlobRecord, 'created_at'>, asset: NewAsset): Promise<CommitAssetResult>;
+  /** Fills a lazily computed hash; assets over the blob see it at once. */
+  setBlobHash(key: string, hash: string): Promise<void>;
+
+  findBlobByHash(hash: string): Promise<BlobRecord | null>;
+  /** Live assets only: not deleted, not expired at `now`. */
+  getAsset(accountId: string, id: string, now: number): Promise<AssetRecord | null>;
+  /** The account's live assets over the blob with this hash, newest first. */
+  listAssetsByHash(accountId: string, hash: string, now: number): Promise<AssetRecord[]>;
+  /** Deletes a live asset record; false when there was none to delete. */
+  deleteAsset(accountId: string, id: string, now: number): Promise<boolean>;
+
+  /** Removes assets whose `expires_at` is at or before `now`; returns their blob keys. */
+  deleteExpiredAssets(now: number, limit: number): Promise<string[]>;
+  /** Blob keys that no asset references any more. */
+  listUnreferencedBlobs(limit: number): Promise<string[]>;
+  /** Deletes the blob row only if still unreferenced; true when it was deleted. */
+  deleteBlobIfUnreferenced(key: string): Promise<boolean>;
+  deleteExpiredIdempotencyKeys(now: number): Promise<number>;
+
+  close(): Promise<void>;
+}
+
+/** A byte range, both ends inclusive, as HTTP ranges are. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/** Bytes being written to a temporary object before their key is known. */
+export interface BlobWriter {
+  write(chunk: Uint8Array): Promise<void>;
+  /**
+   * Moves the temporary object to `key` if no object has that key yet,
+   * otherwise drops it. Returns true when this call created the object.
+   */
+  commit(key: string): Promise<boolean>;
+  /** Discards the temporary object; safe to call more than once. */
+  abort(): Promise<void>;
+}
+
+export interface BlobStore {
+  begin(): Promise<BlobWriter>;
+  /** The object's bytes (or the range of them); null when there is no object. */
+  get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null>;
+  has(key: string): Promise<boolean>;
+  delete(key: string): Promise<void>;
+  close?(): Promise<void>;
+}
+
+/** What `createService` takes: both halves, and who closes them. */
+export interface Storage {
+  metadata: MetadataStore;
+  blobs: BlobStore;
+}
