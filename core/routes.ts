@@ -7,6 +7,7 @@ import { uploadAsset } from './assets/upload.ts';
 import { assetFromHash, headByHash } from './assets/from-hash.ts';
 import { deleteAsset, getAsset } from './assets/read.ts';
 import { getAssetContent } from './assets/content.ts';
+import { openApiDocument } from './openapi.ts';
 
 type Handler = (request: Request, ctx: ServiceContext, params: Record<string, string>) => Promise<Response>;
 type Route = [method: string, path: string, handler: Handler];
@@ -19,7 +20,12 @@ const ROUTES: Route[] = [
   ['DELETE', '/api/v2/assets/:id', (r, c, p) => deleteAsset(r, c, p.id)],
   ['GET', '/api/v2/assets/:id/content', (r, c, p) => getAssetContent(r, c, p.id)],
   ['HEAD', '/api/v2/assets/:id/content', (r, c, p) => getAssetContent(r, c, p.id)],
+  ['GET', '/api/v2/openapi.json', async () => Response.json(OPENAPI())],
 ];
+
+let document: Record<string, unknown> | undefined;
+/** Built on first request: the route table is complete by then. */
+const OPENAPI = () => (document ??= openApiDocument(ROUTES.map(([m, p]) => [m, p] as const)));
 
 function decodeParams(raw: Record<string, string> | undefined): Record<string, string> {
   const out: Record<string, string> = {};

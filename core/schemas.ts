@@ -62,6 +62,32 @@ export type FromHashBody = v.InferOutput<typeof FromHashBody>;
 
 export const AssetId = v.pipe(v.string(), v.uuid());
 
+const timestamp = v.pipe(v.string(), v.isoTimestamp());
+
+/** The Asset object of the contract, as responses carry it. */
+export const AssetSchema = v.object({
+  id: v.pipe(v.string(), v.uuid()),
+  hash: v.nullable(v.pipe(v.string(), v.regex(HASH_PATTERN))),
+  size_bytes: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  content_type: v.string(),
+  file_path: v.nullable(v.string()),
+  created_new: v.optional(v.boolean()),
+  created_at: timestamp,
+  url: v.pipe(v.string(), v.url()),
+  url_expires_at: timestamp,
+  expires_at: v.nullable(timestamp),
+  job_id: v.optional(v.string()),
+  tags: v.array(v.string()),
+});
+
+export const ErrorEnvelopeSchema = v.object({
+  error: v.object({
+    code: v.string(),
+    message: v.string(),
+    details: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
+  }),
+});
+
 /** Parses or throws a 422 whose details name the first failing field and list all issues. */
 export function validate<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
   const result = v.safeParse(schema, input);

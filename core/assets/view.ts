@@ -1,22 +1,11 @@
 // The Asset object of the v2 contract, built from a stored record with a
 // fresh signed content URL on every read.
 import type { AssetRecord } from '../../storage/types.ts';
+import type * as v from 'valibot';
 import { linkBase, type ServiceContext } from '../context.ts';
+import type { AssetSchema } from '../schemas.ts';
 
-export interface AssetView {
-  id: string;
-  hash: string | null;
-  size_bytes: number;
-  content_type: string;
-  file_path: string | null;
-  created_new?: boolean;
-  created_at: string;
-  url: string;
-  url_expires_at: string;
-  expires_at: string | null;
-  job_id?: string;
-  tags: string[];
-}
+export type AssetView = v.InferOutput<typeof AssetSchema>;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

@@ -1,0 +1,136 @@
+// The OpenAPI document the service serves at /api/v2/openapi.json, generated
+// from the same valibot schemas the handlers validate with, so the document
+// cannot drift from what the service accepts and returns.
+import { toJsonSchema } from '@valibot/to-json-schema';
+import type { GenericSchema } from 'valibot';
+import { AssetSchema, ErrorEnvelopeSchema, FromHashBody, UploadFields } from './schemas.ts';
+
+const schema = (s: GenericSchema) => {
+  // Transforms and custom checks have no JSON Schema form; their rules are in the descriptions.
+  const { $schema: _, ...json } = toJsonSchema(s, { target: 'openapi-3.0', errorMode: 'ignore' }) as Record<string, unknown>;
+  return json;
+};
+
+const json = (ref: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } });
+const error = (description: string) => ({ description, content: json('ErrorEnvelope') });
+const asset = (description: string) => ({ description, content: json('Asset') });
+const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
+const idempotencyKey = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', maxLength: 255 },
+  description: 'Single use for 24 h; a reused key is rejected with 422 idempotency_key_reuse.',
+};
+const common = { '401': error('unauthorized'), '500': error('upstream_error') };
+
+/** Operation documents keyed by `METHOD path` as the route table writes them. */
+export const OPERATIONS: Record<string, Record<string, unknown>> = {
+  'POST /api/v2/assets': {
+    operationId: 'postAssets',
+    summary: 'Upload an asset (streamed multipart)',
+    parameters: [idempotencyKey],
+    requestBody: {
+      required: true,
+      content: {
+        'multipart/form-data': {
+          schema: (() => {
+            const fields = schema(UploadFields) as { properties: Record<string, unknown>; required: string[] };
+            return {
+              ...fields,
+              properties: { file: { type: 'string', format: 'binary' }, ...fields.properties },
+              required: ['file', ...fields.required],
+            };
+          })(),
+        },
+      },
+    },
+    responses: {
+      '201': asset('New blob stored; asset minted.'),
+      '200': asset('Bytes deduplicated to an existing blob; asset minted over it.'),
+      '400': error('malformed_request'),
+      '409': error('hash_mismatch (with Retry-After)'),
+      '413': error('payload_too_large'),
+      '415': error('unsupported_media_type'),
+      '422': error('invalid_request or idempotency_key_reuse'),
+      ...common,
+    },
+  },
+  'POST /api/v2/assets/from-hash': {
+    operationId: 'assetFromHash',
+    summary: 'Mint an asset over bytes the account already holds',
+    parameters: [idempotencyKey],
+    requestBody: { required: true, content: { 'application/json': { schema: schema(FromHashBody) } } },
+    responses: {
+      '201': asset('Asset minted over the existing blob.'),
+      '200': asset('An identical reference already existed; returned as-is.'),
+      '404': error('blob_not_found'),
+      '422': error('invalid_request'),
+      ...common,
+    },
+  },
+  'HEAD /api/v2/assets/by-hash/:hash': {
+    operationId: 'headAssetByHash',
+    summary: 'Whether the account can mint from this blob',
+    parameters: [{ name: 'hash', in: 'path', required: true, schema: { type: 'string' } }],
+    responses: { '200': { description: 'Mintable.' }, '404': { description: 'Not mintable.' }, ...common },
+  },
+  'GET /api/v2/assets/:id': {
+    operationId: 'getAsset',
+    summary: 'Asset metadata with a fresh signed url',
+    parameters: [idParam],
+    responses: { '200': asset('The asset.'), '404': error('not_found'), ...common },
+  },
+  'DELETE /api/v2/assets/:id': {
+    operationId: 'deleteAsset',
+    summary: 'Delete an asset record; the bytes go once nothing references them',
+    parameters: [idParam],
+    responses: { '204': { description: 'Deleted.' }, '404': error('not_found'), ...common },
+  },
+  'GET /api/v2/assets/:id/content': {
+    operationId: 'getAssetContent',
+    summary: 'Asset bytes (Range supported); also reachable through the signed url without auth',
+    parameters: [idParam, { name: 'Range', in: 'header', required: false, schema: { type: 'string' } }],
+    responses: {
+      '200': { description: 'The content.' },
+      '206': { description: 'Partial content.' },
+      '304': { description: 'Not modified (If-None-Match).' },
+      '403': error('forbidden: invalid or expired signed url'),
+      '404': error('not_found'),
+      '416': error('range_not_satisfiable'),
+      ...common,
+    },
+  },
+  'HEAD /api/v2/assets/:id/content': {
+    operationId: 'headAssetContent',
+    summary: 'Asset content headers',
+    parameters: [idParam],
+    responses: { '200': { description: 'Headers of the content.' }, '404': { description: 'Not found.' } },
+  },
+  'GET /api/v2/openapi.json': {
+    operationId: 'getOpenApi',
+    summary: 'This document',
+    security: [],
+    responses: { '200': { description: 'OpenAPI 3.0 document.' } },
+  },
+};
+
+export function openApiDocument(routes: ReadonlyArray<readonly [string, string]>): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const [method, path] of routes) {
+    const op = OPERATIONS[`${method} ${path}`];
+    if (!op) throw new Error(`route ${method} ${path} has no OpenAPI operation`);
+    const key = path.replace(/:(\w+)/g, '{$1}');
+    (paths[key] ??= {})[method.toLowerCase()] = op;
+  }
+  return {
+    openapi: '3.0.3',
+    info: { title: 'graphrun v2 API', version: '2.0.0' },
+    security: [{ bearerAuth: [] }, {}],
+    paths,
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
+      schemas: { Asset: schema(AssetSchema), ErrorEnvelope: schema(ErrorEnvelopeSchema) },
+    },
+  };
+}

@@ -1,0 +1,83 @@
+// Service-level behaviour beyond single routes: the served OpenAPI document
+// matches real responses, and assets whose hash is computed lazily.
+import { describe, expect, it } from 'vitest';
+import * as v from 'valibot';
+import { createService, silentLogger } from '../core/index.ts';
+import { AssetSchema } from '../core/schemas.ts';
+import { createMemoryStorage } from '../storage/memory/index.ts';
+
+async function setup() {
+  const storage = createMemoryStorage();
+  const service = await createService({ storage, logger: silentLogger, sweepIntervalMs: 0 });
+  return { storage, service, get: (path: string, init?: RequestInit) => service.fetch(new Request(`http://svc${path}`, init)) };
+}
+
+describe('OpenAPI document', () => {
+  it('documents every route and the exact Asset fields a real upload returns', async () => {
+    const { service, get } = await setup();
+    const res = await get('/api/v2/openapi.json');
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as any;
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/api/v2/assets',
+      '/api/v2/assets/by-hash/{hash}',
+      '/api/v2/assets/from-hash',
+      '/api/v2/assets/{id}',
+      '/api/v2/assets/{id}/content',
+      '/api/v2/openapi.json',
+    ]);
+    expect(Object.keys(doc.paths['/api/v2/assets/{id}']).sort()).toEqual(['delete', 'get']);
+
+    const form = new FormData();
+    form.set('file', new Blob(['bytes']), 'x.bin');
+    form.set('content_type', 'application/octet-stream');
+    form.set('file_path', 'x.bin');
+    const created = await get('/api/v2/assets', { method: 'POST', body: form });
+    const body = await created.json();
+    expect(v.safeParse(AssetSchema, body).success).toBe(true);
+    const documented = Object.keys(doc.components.schemas.Asset.properties);
+    for (const key of Object.keys(body)) expect(documented).toContain(key);
+    expect(doc.components.schemas.Asset.required).toEqual(
+      expect.arrayContaining(['id', 'hash', 'size_bytes', 'content_type', 'created_at', 'url', 'url_expires_at']),
+    );
+    await service.close();
+  });
+});
+
+describe('lazily computed hash', () => {
+  it('serves an asset whose hash is null, then shows the hash once it is filled in', async () => {
+    const { storage, service, get } = await setup();
+    const writer = await storage.blobs.begin();
+    await writer.write(new TextEncoder().encode('lazy bytes'));
+    await writer.commit('lazyblob01');
+    const id = crypto.randomUUID();
+    await storage.metadata.commitAsset(
+      { key: 'lazyblob01', hash: null, size: 10 },
+      {
+        id,
+        account_id: 'local',
+        blob_key: 'lazyblob01',
+        content_type: 'text/plain',
+        file_path: 'lazy.txt',
+        tags: [],
+        created_at: Date.now(),
+        expires_at: null,
+        job_id: 'job-1',
+      },
+    );
+    const before = await (await get(`/api/v2/assets/${id}`)).json();
+    expect(before.hash).toBeNull();
+    expect(before.job_id).toBe('job-1');
+    expect(v.safeParse(AssetSchema, before).success).toBe(true);
+    const content = await get(`/api/v2/assets/${id}/content`);
+    expect(content.status).toBe(200);
+    expect(content.headers.get('etag')).toBeNull();
+    expect(await content.text()).toBe('lazy bytes');
+
+    const hash = `blake3:${'ab'.repeat(32)}`;
+    await storage.metadata.setBlobHash('lazyblob01', hash);
+    const after = await (await get(`/api/v2/assets/${id}`)).json();
+    expect(after.hash).toBe(hash);
+    await service.close();
+  });
+});
