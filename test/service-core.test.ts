@@ -33,7 +33,7 @@ describe('OpenAPI document', () => {
     form.set('content_type', 'application/octet-stream');
     form.set('file_path', 'x.bin');
     const created = await get('/api/v2/assets', { method: 'POST', body: form });
-    const body = await created.json();
+    const body = (await created.json()) as Record<string, unknown>;
     expect(v.safeParse(AssetSchema, body).success).toBe(true);
     const documented = Object.keys(doc.components.schemas.Asset.properties);
     for (const key of Object.keys(body)) expect(documented).toContain(key);
@@ -65,7 +65,7 @@ describe('lazily computed hash', () => {
         job_id: 'job-1',
       },
     );
-    const before = await (await get(`/api/v2/assets/${id}`)).json();
+    const before = (await (await get(`/api/v2/assets/${id}`)).json()) as any;
     expect(before.hash).toBeNull();
     expect(before.job_id).toBe('job-1');
     expect(v.safeParse(AssetSchema, before).success).toBe(true);
@@ -76,7 +76,7 @@ describe('lazily computed hash', () => {
 
     const hash = `blake3:${'ab'.repeat(32)}`;
     await storage.metadata.setBlobHash('lazyblob01', hash);
-    const after = await (await get(`/api/v2/assets/${id}`)).json();
+    const after = (await (await get(`/api/v2/assets/${id}`)).json()) as any;
     expect(after.hash).toBe(hash);
     await service.close();
   });

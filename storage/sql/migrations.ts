@@ -1,0 +1,83 @@
+// Schema migrations as code, run by kysely's Migrator from a static provider
+// (bundlers and Lambda have no migration folder to read). Only schema-builder
+// calls that mean the same on SQLite and PostgreSQL: text, bigint, composite
+// primary keys, plain indexes. Never edit a shipped migration; add one.
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+
+export const migrations: Record<string, Migration> = {
+  '0001_initial': {
+    // Kysely<any>: a migration must keep compiling after later ones change the schema types.
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('settings')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('accounts')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('tier', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+
+      // No foreign key to accounts: accounts may be configured after keys are imported.
+      await db.schema
+        .createTable('api_keys')
+        .addColumn('key_hash', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('idempotency_keys')
+        .addColumn('account_id', 'text', (c) => c.notNull())
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('idempotency_keys_pk', ['account_id', 'key'])
+        .execute();
+      // For deleteExpiredIdempotencyKeys; without it every sweep scans the table.
+      await db.schema.createIndex('idempotency_keys_expires_at_idx').on('idempotency_keys').column('expires_at').execute();
+
+      await db.schema
+        .createTable('blobs')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('hash', 'text', (c) => c.unique())
+        .addColumn('size', 'bigint', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+
+      // The foreign key to blobs makes an asset over a blob row that a
+      // concurrent collector just deleted fail loudly instead of dangling.
+      await db.schema
+        .createTable('assets')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull())
+        .addColumn('blob_key', 'text', (c) => c.notNull().references('blobs.key'))
+        .addColumn('content_type', 'text', (c) => c.notNull())
+        .addColumn('file_path', 'text')
+        .addColumn('tags', 'text', (c) => c.notNull().defaultTo('[]'))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint')
+        .addColumn('job_id', 'text')
+        .execute();
+      await db.schema.createIndex('assets_account_blob_idx').on('assets').columns(['account_id', 'blob_key']).execute();
+      await db.schema.createIndex('assets_expires_at_idx').on('assets').column('expires_at').execute();
+      await db.schema.createIndex('assets_blob_key_idx').on('assets').column('blob_key').execute();
+    },
+    async down(db: Kysely<any>) {
+      for (const table of ['assets', 'blobs', 'idempotency_keys', 'api_keys', 'accounts', 'settings']) {
+        await db.schema.dropTable(table).execute();
+      }
+    },
+  },
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/** Brings the schema to the latest version; throws the first migration error. */
+export async function migrateToLatest(db: Kysely<any>): Promise<void> {
+  const { error } = await new Migrator({ db, provider }).migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+}

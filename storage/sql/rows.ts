@@ -1,0 +1,38 @@
+// Row <-> record mapping for the SQL metadata store: int8 columns to numbers,
+// tags from JSON, and the asset query that takes hash and size from the blob.
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
+import type { AccountRecord, AssetRecord, BlobRecord } from '../types.ts';
+import { toNumber, type Database } from './schema.ts';
+
+/** Live means not expired at `now`; a null expiry never expires. */
+export const live = (now: number) => (eb: ExpressionBuilder<Database, 'assets'>) =>
+  eb.or([eb('assets.expires_at', 'is', null), eb('assets.expires_at', '>', now)]);
+
+/** No asset points at the blob row (of an outer query on `blobs`). */
+export const unreferenced = ({ not, exists, selectFrom }: ExpressionBuilder<Database, 'blobs'>) =>
+  not(exists(selectFrom('assets').select('assets.id').whereRef('assets.blob_key', '=', 'blobs.key')));
+
+/** Assets joined with their blob: hash and size live on the blob row only. */
+export const selectAssets = (db: Kysely<Database>) =>
+  db.selectFrom('assets').innerJoin('blobs', 'blobs.key', 'assets.blob_key').selectAll('assets').select(['blobs.hash', 'blobs.size']);
+
+type AssetRow = Selectable<Database['assets']> & Pick<Selectable<Database['blobs']>, 'hash' | 'size'>;
+
+export const toAsset = ({ size, tags, ...r }: AssetRow): AssetRecord => ({
+  ...r,
+  size_bytes: toNumber(size),
+  tags: JSON.parse(tags) as string[],
+  created_at: toNumber(r.created_at),
+  expires_at: r.expires_at === null ? null : toNumber(r.expires_at),
+});
+
+export const toAccount = (r: Selectable<Database['accounts']>): AccountRecord => ({
+  ...r,
+  created_at: toNumber(r.created_at),
+});
+
+export const toBlob = (r: Selectable<Database['blobs']>): BlobRecord => ({
+  ...r,
+  size: toNumber(r.size),
+  created_at: toNumber(r.created_at),
+});

@@ -1,0 +1,69 @@
+// Kysely table types of the metadata schema (see migrations.ts). One schema
+// for every dialect: times are epoch-ms integers, tags are JSON text.
+import type { ColumnType } from 'kysely';
+
+/**
+ * A 64-bit integer column. SQLite drivers return a number, PostgreSQL's `pg`
+ * returns int8 as a string (or a bigint with some drivers), so reads go
+ * through `toNumber` in the store; writes are always plain numbers.
+ */
+export type Int8 = ColumnType<number | string | bigint, number, number>;
+export type NullableInt8 = ColumnType<number | string | bigint | null, number | null, number | null>;
+
+export interface SettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface AccountsTable {
+  id: string;
+  tier: string;
+  created_at: Int8;
+}
+
+export interface ApiKeysTable {
+  key_hash: string;
+  account_id: string;
+  created_at: Int8;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: string;
+  key: string;
+  created_at: Int8;
+  expires_at: Int8;
+}
+
+export interface BlobsTable {
+  key: string;
+  hash: string | null;
+  size: Int8;
+  created_at: Int8;
+}
+
+export interface AssetsTable {
+  id: string;
+  account_id: string;
+  blob_key: string;
+  content_type: string;
+  file_path: string | null;
+  /** JSON array of strings. */
+  tags: string;
+  created_at: Int8;
+  expires_at: NullableInt8;
+  job_id: string | null;
+}
+
+export interface Database {
+  settings: SettingsTable;
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  idempotency_keys: IdempotencyKeysTable;
+  blobs: BlobsTable;
+  assets: AssetsTable;
+}
+
+/** Epoch ms and sizes stay far below 2^53, so Number() is exact. */
+export function toNumber(value: number | string | bigint): number {
+  return typeof value === 'number' ? value : Number(value);
+}

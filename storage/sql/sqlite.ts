@@ -1,0 +1,59 @@
+// The embedded default storage: metadata in a SQLite file through kysely,
+// blobs in whatever BlobStore the caller passes (usually the fs store).
+import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
+import type { BlobStore, Storage } from '../types.ts';
+import { createSqlMetadataStore } from './metadata-store.ts';
+import type { Database } from './schema.ts';
+
+/**
+ * The driver surface this file needs, declared structurally so better-sqlite3
+ * is never a hard dependency: kysely's SqliteDialect calls `prepare(sql)`
+ * (statements with `reader`, `all`, `run`, `iterate`) and `close()`; we add
+ * `exec(sql)` for the pragmas. better-sqlite3 fits as is; bun:sqlite or
+ * node:sqlite need a thin wrapper providing `reader` on statements.
+ */
+export interface SqliteDatabaseLike extends SqliteDatabase {
+  exec(sql: string): unknown;
+}
+
+export interface SqliteStorageOptions {
+  /** Path of the database file (or ':memory:'); ignored when `database` is given. */
+  filename: string;
+  blobs: BlobStore;
+  /** An open driver to use instead of better-sqlite3. close() closes it too. */
+  database?: SqliteDatabaseLike;
+}
+
+// WAL lets readers run beside the single writer; NORMAL is durable across
+// process crashes in WAL mode; busy_timeout waits out another process's write.
+const PRAGMAS = ['journal_mode = WAL', 'synchronous = NORMAL', 'foreign_keys = ON', 'busy_timeout = 5000'];
+
+export async function createSqliteStorage(
+  opts: SqliteStorageOptions,
+): Promise<Storage & { close(): Promise<void> }> {
+  // Loaded lazily, so runtimes that inject their own driver never load the native module.
+  const database = opts.database ?? new (await import('better-sqlite3')).default(opts.filename);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const metadata = createSqlMetadataStore(db);
+  try {
+    for (const pragma of PRAGMAS) database.exec(`PRAGMA ${pragma}`);
+    await metadata.migrate();
+  } catch (err) {
+    // kysely closes the driver only once it has used it; close it ourselves otherwise.
+    await metadata.close().catch(() => {});
+    try {
+      database.close();
+    } catch {
+      // already closed by kysely
+    }
+    throw err;
+  }
+  return {
+    metadata,
+    blobs: opts.blobs,
+    async close() {
+      await metadata.close();
+      await opts.blobs.close?.();
+    },
+  };
+}

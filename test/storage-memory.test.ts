@@ -1,0 +1,8 @@
+// The in-memory metadata store against the shared conformance suite.
+import { createMemoryStorage } from '../storage/memory/index.ts';
+import { metadataStoreSuite } from './suites/metadata-store.ts';
+
+metadataStoreSuite('memory', async () => {
+  const { metadata } = createMemoryStorage();
+  return { store: metadata, cleanup: () => metadata.close() };
+});
