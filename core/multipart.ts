@@ -36,6 +36,7 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const EMPTY = new Uint8Array(0);
 const HEADER_END = encoder.encode('\r\n\r\n');
+const findHeaderEnd = searcher(HEADER_END);
 
 /** The boundary of a multipart/form-data content type, or null when it is not one. */
 export function multipartBoundary(contentType: string | null): string | null {
@@ -52,17 +53,28 @@ export function multipartBoundary(contentType: string | null): string | null {
   return null;
 }
 
-/** Index of `needle` in `hay` at or after `from`, or -1. Anchored on CR, which every delimiter starts with. */
-function indexOfBytes(hay: Uint8Array, needle: Uint8Array, from = 0): number {
-  const last = hay.length - needle.length;
-  let p = hay.indexOf(needle[0], from);
-  while (p !== -1 && p <= last) {
-    let i = 1;
-    while (i < needle.length && hay[p + i] === needle[i]) i++;
-    if (i === needle.length) return p;
-    p = hay.indexOf(needle[0], p + 1);
-  }
-  return -1;
+/**
+ * Boyer-Moore-Horspool search for one needle. File bytes are arbitrary, so an
+ * anchor byte such as CR matches every 256 bytes on average; Horspool instead
+ * jumps about a needle's length per step on data that does not contain it.
+ */
+function searcher(needle: Uint8Array): (hay: Uint8Array, from?: number) => number {
+  const last = needle.length - 1;
+  const lastByte = needle[last];
+  const skip = new Uint8Array(256).fill(needle.length);
+  for (let i = 0; i < last; i++) skip[needle[i]] = last - i;
+  return (hay, from = 0) => {
+    for (let p = from; p + last < hay.length; ) {
+      const c = hay[p + last];
+      if (c === lastByte) {
+        let i = last - 1;
+        while (i >= 0 && hay[p + i] === needle[i]) i--;
+        if (i < 0) return p;
+      }
+      p += skip[c];
+    }
+    return -1;
+  };
 }
 
 /** Length of the longest suffix of `hay` that is a proper prefix of `needle`. */
@@ -127,6 +139,7 @@ export async function* parseMultipart(
   const maxParts = limits.maxParts ?? 100;
   const maxHeaderBytes = limits.maxHeaderBytes ?? 16 * 1024;
   const delimiter = encoder.encode(`\r\n--${boundary}`);
+  const findDelimiter = searcher(delimiter);
   const reader = stream.getReader();
   // A virtual CRLF lets the first boundary line match the same delimiter as the others.
   let buf: Uint8Array = new Uint8Array([CR, 10]);
@@ -156,7 +169,7 @@ export async function* parseMultipart(
   /** Reads bytes until the delimiter; the delimiter itself is consumed. */
   async function* untilDelimiter(): AsyncGenerator<Uint8Array> {
     for (;;) {
-      const at = indexOfBytes(buf, delimiter);
+      const at = findDelimiter(buf);
       if (at >= 0) {
         const chunk = buf.subarray(0, at);
         buf = buf.subarray(at + delimiter.length);
@@ -194,11 +207,11 @@ export async function* parseMultipart(
       buf = buf.subarray(i + 2);
 
       if (++parts > maxParts) throw new MultipartError(`more than ${maxParts} parts`);
-      let end = indexOfBytes(buf, HEADER_END);
+      let end = findHeaderEnd(buf);
       while (end < 0) {
         if (buf.length > maxHeaderBytes) throw new MultipartError('part headers too large');
         await fill();
-        end = indexOfBytes(buf, HEADER_END);
+        end = findHeaderEnd(buf);
       }
       if (end > maxHeaderBytes) throw new MultipartError('part headers too large');
       const headers = parseHeaders(buf.subarray(0, end));

@@ -11,7 +11,8 @@ const mediaType = v.pipe(
   v.string(),
   v.trim(),
   v.maxLength(255, 'must be at most 255 characters'),
-  v.regex(/^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(\s*;.*)?$/, 'must be a media type such as image/png'),
+  // Parameters are limited to visible ASCII: the value is served back as a header.
+  v.regex(/^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(\s*;[\x20-\x7e\t]*)?$/, 'must be a media type such as image/png'),
 );
 
 /** Relative, forward-slash paths only: no `..`, no absolute or drive paths, no control characters. */
@@ -77,7 +78,6 @@ export const AssetSchema = v.object({
   url_expires_at: timestamp,
   expires_at: v.nullable(timestamp),
   job_id: v.optional(v.string()),
-  tags: v.array(v.string()),
 });
 
 export const ErrorEnvelopeSchema = v.object({

@@ -99,6 +99,12 @@ export interface ByteRange {
 
 /** Bytes being written to a temporary object before their key is known. */
 export interface BlobWriter {
+  /**
+   * Appends a chunk. The store copies or consumes the chunk before resolving,
+   * so the caller may reuse it; a store may resolve before the bytes reach
+   * durable storage (commit makes them durable) and should wait only to push
+   * back when too much is pending. Errors surface on a later write or commit.
+   */
   write(chunk: Uint8Array): Promise<void>;
   /**
    * Moves the temporary object to `key` if no object has that key yet,

@@ -28,6 +28,7 @@ export async function stageBlob(
     for await (const chunk of body) {
       size += chunk.length;
       hasher.update(chunk);
+      // The store overlaps its own I/O and resolves early; it waits only to push back.
       await writer.write(chunk);
     }
   } catch (err) {

@@ -36,7 +36,6 @@ export async function assetView(
     url: `${linkBase(ctx, request)}${contentPath(asset.id)}?${params}`,
     url_expires_at: iso(urlExpires),
     expires_at: asset.expires_at === null ? null : iso(asset.expires_at),
-    tags: asset.tags,
   };
   if (createdNew !== undefined) view.created_new = createdNew;
   if (asset.job_id !== null) view.job_id = asset.job_id;

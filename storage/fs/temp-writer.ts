@@ -3,6 +3,9 @@
 import { unlink, type FileHandle } from 'node:fs/promises';
 import type { BlobWriter } from '../types.ts';
 
+const BATCH_BYTES = 1024 * 1024;
+const HIGH_WATER_BYTES = 4 * 1024 * 1024;
+
 const ignoreEnoent = (e: unknown) => {
   if ((e as NodeJS.ErrnoException | null)?.code !== 'ENOENT') throw e;
 };
@@ -14,24 +17,66 @@ export function createTempWriter(
   checkKey: (key: string) => void,
   publish: (key: string) => Promise<boolean>,
 ): BlobWriter {
-  // Writes are chained so a caller that forgets to await cannot interleave them.
+  // Chunks are copied into 1 MiB batches written in the background, so hashing
+  // the next chunk overlaps the disk write of earlier ones and the thread pool
+  // sees a few large writes instead of many small ones. Up to HIGH_WATER bytes
+  // may be pending; past that, write() waits, which pushes back on the body.
   let queue: Promise<void> = Promise.resolve();
+  const batches: Promise<void>[] = [];
+  const spare: Uint8Array[] = [];
+  let batch: Uint8Array = new Uint8Array(BATCH_BYTES);
+  let batchLength = 0;
+  let inflight = 0;
+  let failure: unknown;
   let state: 'open' | 'committing' | 'done' = 'open';
   let committing: Promise<boolean> | undefined;
   let aborting: Promise<void> | undefined;
   const ensureOpen = () => {
     if (state !== 'open') throw new Error('blob writer is closed');
   };
+  const flush = () => {
+    if (batchLength === 0) return;
+    const buffer = batch;
+    const full = buffer.subarray(0, batchLength);
+    inflight += full.length;
+    batch = spare.pop() ?? new Uint8Array(BATCH_BYTES);
+    batchLength = 0;
+    queue = queue.then(async () => {
+      try {
+        for (let off = 0; off < full.length; ) off += (await fh.write(full, off, full.length - off)).bytesWritten;
+      } catch (err) {
+        failure ??= err;
+      } finally {
+        inflight -= full.length;
+        // Reused: a fresh 1 MiB per batch would make 100 MB of garbage per 100 MB upload.
+        if (spare.length < 6) spare.push(buffer);
+      }
+    });
+    batches.push(queue);
+    // At most ~5 batches are ever unsettled (the newest); older entries are done and dropped.
+    if (batches.length > 64) batches.splice(0, batches.length - 8);
+  };
+  const throwIfFailed = () => {
+    if (failure !== undefined) throw failure;
+  };
 
   return {
     async write(chunk) {
       ensureOpen();
-      queue = queue.then(async () => {
-        for (let off = 0; off < chunk.length; ) {
-          off += (await fh.write(chunk, off, chunk.length - off)).bytesWritten;
-        }
-      });
-      return queue;
+      throwIfFailed();
+      for (let off = 0; off < chunk.length; ) {
+        const n = Math.min(chunk.length - off, BATCH_BYTES - batchLength);
+        batch.set(chunk.subarray(off, off + n), batchLength);
+        batchLength += n;
+        off += n;
+        if (batchLength === BATCH_BYTES) flush();
+      }
+      // Wait for the oldest batches only, so the disk stays busy meanwhile.
+      while (inflight > HIGH_WATER_BYTES) {
+        await batches.shift();
+        throwIfFailed();
+      }
+
     },
 
     async commit(key) {
@@ -39,7 +84,9 @@ export function createTempWriter(
       ensureOpen();
       state = 'committing';
       committing = (async () => {
+        flush();
         await queue;
+        throwIfFailed();
         await fh.sync();
         await fh.close();
         const created = await publish(key);

@@ -1,0 +1,87 @@
+// Command-line parsing for `graphrun`, apart from the CLI so it can be tested:
+// flags win over GRAPHRUN_* environment variables, which win over defaults.
+import { parseArgs } from 'node:util';
+
+export interface ServeCliOptions {
+  host: string;
+  port: number;
+  data: string;
+  token: string | undefined;
+}
+
+export type CliCommand = { command: 'help' } | { command: 'serve'; options: ServeCliOptions };
+
+/** A mistake in the command line: the CLI prints the message and exits 2. */
+export class CliUsageError extends Error {
+  override name = 'CliUsageError';
+}
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 8189;
+export const DEFAULT_DATA = './data';
+
+export const USAGE = `Usage: graphrun serve [options]
+
+Runs the workflow execution service over HTTP and WebSocket.
+
+Options:
+  --host <address>  Interface to listen on (env GRAPHRUN_HOST, default ${DEFAULT_HOST})
+  --port <number>   Port, 0 for any free one (env GRAPHRUN_PORT, default ${DEFAULT_PORT})
+  --data <dir>      Directory for the database and blobs (env GRAPHRUN_DATA, default ${DEFAULT_DATA})
+  --token <secret>  Require "Authorization: Bearer <secret>" (env GRAPHRUN_TOKEN;
+                    prefer the variable: flags are visible to other local users)
+  -h, --help        Show this help
+`;
+
+type Env = Record<string, string | undefined>;
+
+function parsePort(raw: string, from: string): number {
+  const port = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(port >= 0 && port <= 65535)) throw new CliUsageError(`${from} must be a port number from 0 to 65535, got "${raw}".`);
+  return port;
+}
+
+function nonEmpty(value: string | undefined, from: string): string | undefined {
+  if (value === '') throw new CliUsageError(`${from} must not be empty.`);
+  return value;
+}
+
+export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        host: { type: 'string' },
+        port: { type: 'string' },
+        data: { type: 'string' },
+        token: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    // parseArgs' own wording is clear ("Unknown option '--x'"); keep it.
+    throw new CliUsageError(err instanceof Error ? err.message : String(err));
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { command: 'help' };
+  const [command, ...extra] = positionals;
+  if (command === undefined) throw new CliUsageError('No command given.');
+  if (command !== 'serve') throw new CliUsageError(`Unknown command "${command}".`);
+  if (extra.length > 0) throw new CliUsageError(`Unexpected argument "${extra[0]}".`);
+
+  // An empty variable counts as unset: `GRAPHRUN_PORT= graphrun serve` is a common way to clear one.
+  const fromEnv = (name: string) => env[name] || undefined;
+  const port = values.port ?? fromEnv('GRAPHRUN_PORT');
+  return {
+    command: 'serve',
+    options: {
+      host: nonEmpty(values.host, '--host') ?? fromEnv('GRAPHRUN_HOST') ?? DEFAULT_HOST,
+      port: port === undefined ? DEFAULT_PORT : parsePort(port, values.port !== undefined ? '--port' : 'GRAPHRUN_PORT'),
+      data: nonEmpty(values.data, '--data') ?? fromEnv('GRAPHRUN_DATA') ?? DEFAULT_DATA,
+      token: nonEmpty(values.token, '--token') ?? fromEnv('GRAPHRUN_TOKEN'),
+    },
+  };
+}

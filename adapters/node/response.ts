@@ -1,0 +1,79 @@
+// Web Response -> Node ServerResponse: status, headers (every Set-Cookie),
+// and the body streamed chunk by chunk at the pace the client reads it.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { mustCloseConnection } from './request-body.ts';
+
+// Connection management belongs to Node's HTTP layer, not to the service.
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'set-cookie']);
+
+const noop = () => {};
+
+/** Resolves when the socket can take more, or when it is gone (so a writer never hangs). */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/** True when the promise settles before the event loop turns once. */
+function settlesNow(promise: Promise<unknown>): Promise<boolean> {
+  return Promise.race([
+    promise.then(() => true, () => true),
+    new Promise<boolean>((resolve) => setImmediate(resolve, false)),
+  ]);
+}
+
+function setHead(res: ServerResponse, response: Response, req?: IncomingMessage): void {
+  res.statusCode = response.status;
+  if (response.statusText) res.statusMessage = response.statusText;
+  for (const [name, value] of response.headers) {
+    if (!HOP_BY_HOP.has(name)) res.setHeader(name, value);
+  }
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 0) res.setHeader('set-cookie', cookies);
+  // Unread body bytes are still on the wire: reusing the socket would parse them as a request.
+  if (req && mustCloseConnection(req)) res.setHeader('connection', 'close');
+}
+
+async function pipeBody(res: ServerResponse, body: ReadableStream<Uint8Array>): Promise<void> {
+  const reader = body.getReader();
+  const onClose = () => {
+    if (!res.writableFinished) reader.cancel().catch(noop);
+  };
+  res.once('close', onClose);
+  try {
+    const first = reader.read();
+    // A live stream (SSE) may not produce a byte for a while: let the client see the head now.
+    if (!(await settlesNow(first))) res.flushHeaders();
+    for (let chunk = await first; !chunk.done; chunk = await reader.read()) {
+      if (res.destroyed) break;
+      if (!res.write(chunk.value)) await drained(res);
+    }
+    if (!res.destroyed) res.end();
+  } catch (err) {
+    // Before the head is out the caller can still answer 500; after, only a
+    // broken connection tells the client the body is truncated.
+    if (!res.headersSent) throw err;
+    res.destroy(err instanceof Error ? err : new Error(String(err)));
+  } finally {
+    res.off('close', onClose);
+    if (res.destroyed) reader.cancel().catch(noop);
+  }
+}
+
+export async function writeResponse(res: ServerResponse, response: Response, req?: IncomingMessage): Promise<void> {
+  setHead(res, response, req);
+  const bodiless = req?.method === 'HEAD' || response.status === 204 || response.status === 304;
+  if (!response.body || bodiless) {
+    response.body?.cancel().catch(noop);
+    res.end();
+    return;
+  }
+  await pipeBody(res, response.body);
+}

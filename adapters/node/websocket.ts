@@ -1,0 +1,112 @@
+// WebSocket support for a Node http.Server: the service decides on each
+// upgrade (refuse with a Response, or accept), and native `ws` events are
+// bridged to its runtime-neutral open/message/close hooks.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { Logger, Service, WsPeer } from '../../core/types.ts';
+import { writeRawResponse } from './raw-response.ts';
+import { requestHeaders, requestUrl } from './request-head.ts';
+import { consoleLogger, errorFields, errorResponse, statusOf } from './errors.ts';
+
+export interface WebSocketOptions {
+  trustProxy?: boolean;
+  /** Largest message a client may send, bytes. Default 1 MiB: clients send small JSON. */
+  maxPayload?: number;
+  logger?: Logger;
+}
+
+export interface AttachedWebSocket {
+  /** Says goodbye (1001) to every peer, and drops them after a short grace. */
+  close(): Promise<void>;
+}
+
+class NodeWsPeer implements WsPeer {
+  readonly id = randomUUID();
+  constructor(
+    readonly request: Request,
+    readonly context: unknown,
+    private readonly socket: WebSocket,
+  ) {}
+  send(data: string | Uint8Array): void {
+    // Messages to a closing socket are dropped: the core fans out without tracking state.
+    if (this.socket.readyState === this.socket.OPEN) this.socket.send(data);
+  }
+  close(code?: number, reason?: string): void {
+    this.socket.close(code, reason);
+  }
+}
+
+function toBuffer(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  return Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+}
+
+function bridge(service: Service, socket: WebSocket, peer: NodeWsPeer, logger: Logger): void {
+  // A throwing hook must not take the process down; it is logged and the peer kept.
+  const guard = (hook: string, fn: () => void) => {
+    try {
+      fn();
+    } catch (err) {
+      logger.error(`websocket ${hook} hook failed`, { peer: peer.id, ...errorFields(err) });
+    }
+  };
+  socket.on('message', (data, isBinary) => {
+    const buf = toBuffer(data);
+    const message = isBinary ? new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength) : buf.toString('utf8');
+    guard('message', () => service.websocket.message(peer, message));
+  });
+  socket.once('close', (code, reason) => guard('close', () => service.websocket.close(peer, code, reason.toString())));
+  socket.on('error', (err) => logger.warn('websocket error', { peer: peer.id, error: err.message }));
+  guard('open', () => service.websocket.open(peer));
+}
+
+export function attachWebSocket(server: Server, service: Service, opts: WebSocketOptions = {}): AttachedWebSocket {
+  const logger = opts.logger ?? consoleLogger;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxPayload ?? 1024 * 1024 });
+  // Sockets between 'upgrade' and the end of the handshake: Node no longer tracks them.
+  const pending = new Set<Duplex>();
+
+  async function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    pending.add(socket);
+    socket.on('error', () => socket.destroy());
+    const abort = new AbortController();
+    socket.once('close', () => {
+      pending.delete(socket);
+      abort.abort();
+    });
+    try {
+      if (req.headers.upgrade?.toLowerCase() !== 'websocket') {
+        return await writeRawResponse(socket, errorResponse(400, 'malformed_request', 'Only WebSocket upgrades are supported.'));
+      }
+      const request = new Request(requestUrl(req, opts.trustProxy), { headers: requestHeaders(req), signal: abort.signal });
+      const verdict = await service.websocket.upgrade(request);
+      if (verdict instanceof Response) return await writeRawResponse(socket, verdict);
+      if (socket.destroyed) return;
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        pending.delete(socket);
+        bridge(service, ws, new NodeWsPeer(request, verdict.context, ws), logger);
+      });
+    } catch (err) {
+      const status = statusOf(err) === 400 ? 400 : 500;
+      if (status === 500) logger.error('websocket upgrade failed', errorFields(err));
+      await writeRawResponse(socket, errorResponse(status)).catch(() => socket.destroy());
+    }
+  }
+
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void onUpgrade(req, socket, head));
+
+  return {
+    async close() {
+      for (const socket of pending) socket.destroy();
+      const peers = [...wss.clients];
+      for (const ws of peers) ws.close(1001, 'server shutting down');
+      const gone = peers.map((ws) => new Promise<void>((resolve) => ws.readyState === ws.CLOSED ? resolve() : ws.once('close', () => resolve())));
+      const grace = setTimeout(() => peers.forEach((ws) => ws.terminate()), 1000);
+      await Promise.all(gone);
+      clearTimeout(grace);
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,47 @@
+// Child process of bench/upload.ts: serves the service (SQLite + fs blobs in
+// the directory given as argv[2]) and samples its own RSS every 10 ms, so the
+// figure the benchmark reports belongs to the server alone.
+import { join } from 'node:path';
+import { createService, silentLogger } from '../core/index.ts';
+import { serve } from '../adapters/node/server.ts';
+import { createFsBlobStore } from '../storage/fs/blob-store.ts';
+import { createSqliteStorage } from '../storage/sql/sqlite.ts';
+
+export type ServerMessage =
+  | { type: 'ready'; url: string; rss: number }
+  | { type: 'stats'; before: number; peak: number; now: number };
+export type ParentMessage = { type: 'reset' } | { type: 'stats' } | { type: 'stop' };
+
+const dir = process.argv[2];
+if (!dir || !process.send) throw new Error('run by bench/upload.ts: fork with IPC and a data directory');
+
+const blobs = await createFsBlobStore({ dir: join(dir, 'blobs') });
+const storage = await createSqliteStorage({ filename: join(dir, 'graphrun.db'), blobs });
+const service = await createService({ storage, logger: silentLogger, sweepIntervalMs: 0 });
+const running = await serve(service, { port: 0, logger: silentLogger });
+
+let before = process.memoryUsage.rss();
+let peak = before;
+const sample = () => {
+  peak = Math.max(peak, process.memoryUsage.rss());
+};
+setInterval(sample, 10);
+
+const send = (message: ServerMessage) => process.send!(message);
+
+process.on('message', async (message: ParentMessage) => {
+  if (message.type === 'reset') {
+    // The baseline is taken after warm-up, so one-time costs (wasm, JIT) are not counted as growth.
+    before = peak = process.memoryUsage.rss();
+    send({ type: 'stats', before, peak, now: before });
+  } else if (message.type === 'stats') {
+    sample();
+    send({ type: 'stats', before, peak, now: process.memoryUsage.rss() });
+  } else if (message.type === 'stop') {
+    await running.close();
+    await service.close();
+    process.exit(0);
+  }
+});
+
+send({ type: 'ready', url: running.url, rss: before });

@@ -1,0 +1,59 @@
+// `graphrun` option parsing: flags over GRAPHRUN_* variables over defaults,
+// and clear usage errors for everything else.
+import { describe, expect, it } from 'vitest';
+import { CliUsageError, DEFAULT_DATA, DEFAULT_HOST, DEFAULT_PORT, parseCliArgs, USAGE } from '../adapters/node/cli-options.ts';
+
+const serveOptions = (argv: string[], env: Record<string, string> = {}) => {
+  const parsed = parseCliArgs(argv, env);
+  if (parsed.command !== 'serve') throw new Error('expected serve');
+  return parsed.options;
+};
+
+describe('cli options', () => {
+  it('uses the defaults when nothing is given', () => {
+    expect(serveOptions(['serve'])).toEqual({ host: DEFAULT_HOST, port: DEFAULT_PORT, data: DEFAULT_DATA, token: undefined });
+    expect([DEFAULT_HOST, DEFAULT_PORT, DEFAULT_DATA]).toEqual(['127.0.0.1', 8189, './data']);
+  });
+
+  it('takes GRAPHRUN_* variables, and flags over them', () => {
+    const env = { GRAPHRUN_HOST: '0.0.0.0', GRAPHRUN_PORT: '9000', GRAPHRUN_DATA: '/var/lib/graphrun', GRAPHRUN_TOKEN: 'from-env' };
+    expect(serveOptions(['serve'], env)).toEqual({ host: '0.0.0.0', port: 9000, data: '/var/lib/graphrun', token: 'from-env' });
+    expect(serveOptions(['serve', '--host', '::1', '--port=0', '--data', './d', '--token', 'flag'], env)).toEqual({
+      host: '::1',
+      port: 0,
+      data: './d',
+      token: 'flag',
+    });
+    expect(serveOptions(['serve', '--port', '1234'], env)).toMatchObject({ host: '0.0.0.0', port: 1234, token: 'from-env' });
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(serveOptions(['serve'], { GRAPHRUN_PORT: '', GRAPHRUN_TOKEN: '' })).toMatchObject({ port: DEFAULT_PORT, token: undefined });
+  });
+
+  it('answers --help and -h with the usage, whatever else is there', () => {
+    expect(parseCliArgs(['--help'])).toEqual({ command: 'help' });
+    expect(parseCliArgs(['serve', '-h'])).toEqual({ command: 'help' });
+    expect(USAGE).toMatch(/graphrun serve/);
+    for (const name of ['--host', '--port', '--data', '--token', 'GRAPHRUN_TOKEN']) expect(USAGE).toContain(name);
+  });
+
+  it.each([
+    [['serve', '--bogus'], /Unknown option '--bogus'/],
+    [['serve', '--port'], /--port/],
+    [['serve', '--port', 'eighty'], /--port must be a port number/],
+    [['serve', '--port', '70000'], /--port must be a port number/],
+    [['serve', '--port', '-1'], /port/],
+    [['serve', '--host', ''], /--host must not be empty/],
+    [['serve', 'extra'], /Unexpected argument "extra"/],
+    [['start'], /Unknown command "start"/],
+    [[], /No command given/],
+  ])('rejects %j', (argv, message) => {
+    expect(() => parseCliArgs(argv)).toThrow(CliUsageError);
+    expect(() => parseCliArgs(argv)).toThrow(message);
+  });
+
+  it('names the variable when the bad port came from the environment', () => {
+    expect(() => parseCliArgs(['serve'], { GRAPHRUN_PORT: 'x' })).toThrow(/GRAPHRUN_PORT must be a port number/);
+  });
+});
