@@ -1,7 +1,6 @@
 // The few responses the adapter writes itself, when the service could not be
 // asked (an unreadable request) or failed; same envelope as the core's.
 import { envelope, type ErrorCode } from '../../core/errors.ts';
-import type { Logger } from '../../core/types.ts';
 
 const GENERIC = {
   400: ['malformed_request', 'The request could not be read.'],
@@ -26,9 +25,3 @@ export function statusOf(err: unknown): AdapterStatus {
 export function errorFields(err: unknown): Record<string, unknown> {
   return { error: err instanceof Error ? (err.stack ?? err.message) : String(err) };
 }
-
-export const consoleLogger: Logger = {
-  info: (message, fields) => console.log(message, fields ?? ''),
-  warn: (message, fields) => console.warn(message, fields ?? ''),
-  error: (message, fields) => console.error(message, fields ?? ''),
-};

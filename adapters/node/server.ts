@@ -3,7 +3,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger, Service } from '../../core/types.ts';
-import { consoleLogger, errorFields, errorResponse, statusOf } from './errors.ts';
+import { consoleLogger } from '../../core/log.ts';
+import { errorFields, errorResponse, statusOf } from './errors.ts';
 import { incomingMessageToRequest, type NodeRequestOptions } from './request.ts';
 import { ClientGoneError } from './request-body.ts';
 import { writeResponse } from './response.ts';

@@ -8,7 +8,8 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Logger, Service, WsPeer } from '../../core/types.ts';
 import { writeRawResponse } from './raw-response.ts';
 import { requestHeaders, requestUrl } from './request-head.ts';
-import { consoleLogger, errorFields, errorResponse, statusOf } from './errors.ts';
+import { consoleLogger } from '../../core/log.ts';
+import { errorFields, errorResponse, statusOf } from './errors.ts';
 
 export interface WebSocketOptions {
   trustProxy?: boolean;
