@@ -12,7 +12,7 @@ const mediaType = v.pipe(
   v.trim(),
   v.maxLength(255, 'must be at most 255 characters'),
   // Parameters are limited to visible ASCII: the value is served back as a header.
-  v.regex(/^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(\s*;[\x20-\x7e\t]*)?$/, 'must be a media type such as image/png'),
+  v.regex(/^[\w!#$&^.+-]+\/[\w!#$&^.+-]+([ \t]*;[\x20-\x7e\t]*)?$/, 'must be a media type such as image/png'),
 );
 
 /** Relative, forward-slash paths only: no `..`, no absolute or drive paths, no control characters. */

@@ -15,6 +15,15 @@ export function contentDisposition(filePath: string | null): string {
   return `inline; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }
 
+/** If-None-Match uses weak comparison (RFC 9110 §13.1.2): `W/` is ignored and `*` matches. */
+function matchesIfNoneMatch(header: string | null, etag: string): boolean {
+  if (header === null) return false;
+  return header.split(',').some((t) => {
+    const tag = t.trim();
+    return tag === '*' || tag.replace(/^W\//, '') === etag;
+  });
+}
+
 async function resolveAccount(request: Request, ctx: ServiceContext, id: string): Promise<AccountRecord> {
   const params = new URL(request.url).searchParams;
   if (!params.has('sig')) return ctx.auth.authenticate(request);
@@ -35,10 +44,12 @@ export async function getAssetContent(request: Request, ctx: ServiceContext, id:
     'Accept-Ranges': 'bytes',
     'Content-Disposition': contentDisposition(asset.file_path),
     'X-Content-Type-Options': 'nosniff',
+    // Uploaded HTML or SVG must not run scripts on the API's origin.
+    'Content-Security-Policy': "sandbox; default-src 'none'",
     'Cache-Control': 'private, max-age=0, must-revalidate',
   });
   if (etag) headers.set('ETag', etag);
-  if (etag && request.headers.get('if-none-match')?.split(',').some((t) => t.trim() === etag)) {
+  if (etag && matchesIfNoneMatch(request.headers.get('if-none-match'), etag)) {
     return new Response(null, { status: 304, headers });
   }
 
