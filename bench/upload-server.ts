@@ -1,11 +1,12 @@
 // Child process of bench/upload.ts: serves the service (SQLite + fs blobs in
-// the directory given as argv[2]) and samples its own RSS every 10 ms, so the
+// the directory given as argv[2], or memory storage) and samples its own RSS every 10 ms, so the
 // figure the benchmark reports belongs to the server alone.
 import { join } from 'node:path';
 import { createService, silentLogger } from '../core/index.ts';
 import { serve } from '../adapters/node/server.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
+import { createMemoryStorage } from '../storage/memory/index.ts';
 
 export type ServerMessage =
   | { type: 'ready'; url: string; rss: number }
@@ -13,10 +14,16 @@ export type ServerMessage =
 export type ParentMessage = { type: 'reset' } | { type: 'stats' } | { type: 'stop' };
 
 const dir = process.argv[2];
-if (!dir || !process.send) throw new Error('run by bench/upload.ts: fork with IPC and a data directory');
+if (dir === undefined || !process.send) throw new Error('run by bench/upload.ts: fork with IPC and a data directory');
 
-const blobs = await createFsBlobStore({ dir: join(dir, 'blobs') });
-const storage = await createSqliteStorage({ filename: join(dir, 'graphrun.db'), blobs });
+// argv[3] = 'memory' runs the diagnostic variant: the same path without the disk.
+const storage =
+  process.argv[3] === 'memory'
+    ? createMemoryStorage()
+    : await createSqliteStorage({
+        filename: join(dir, 'graphrun.db'),
+        blobs: await createFsBlobStore({ dir: join(dir, 'blobs') }),
+      });
 const service = await createService({ storage, logger: silentLogger, sweepIntervalMs: 0 });
 const running = await serve(service, { port: 0, logger: silentLogger });
 

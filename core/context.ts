@@ -2,6 +2,7 @@
 // shared helpers, built once by createService.
 import type { BlobStore, MetadataStore } from '../storage/types.ts';
 import type { Authenticator } from './auth.ts';
+import type { HasherFactory } from './hash.ts';
 import type { KeyedMutex } from './keyed-mutex.ts';
 import type { UrlSigner } from './signing.ts';
 import type { Logger, Scanner } from './types.ts';
@@ -20,6 +21,7 @@ export interface ServiceContext {
   signedUrlTtlSeconds: number;
   publicBaseUrl: string | undefined;
   scanner: Scanner | undefined;
+  createHasher: HasherFactory;
   /** Runs work after the response; errors are logged, close() waits for it. */
   background(label: string, work: () => Promise<void>): void;
 }

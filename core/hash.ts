@@ -10,14 +10,30 @@ export function parseHash(value: string): string | null {
   return HASH_PATTERN.test(lower) ? lower : null;
 }
 
-export async function createHasher(): Promise<{ update(chunk: Uint8Array): void; digest(): string }> {
+/**
+ * blake3 over a stream of chunks. `update` may return a promise when the
+ * hasher wants the caller to wait (work queued elsewhere, e.g. a worker
+ * thread); `digest` gives the `blake3:<hex>` form.
+ */
+export interface StreamHasher {
+  update(chunk: Uint8Array): void | Promise<void>;
+  digest(): Promise<string>;
+  /** Releases the state of a hash that will not be finished (a failed upload). */
+  abort?(): void;
+}
+
+/** Makes a hasher per upload; runtimes may supply one that hashes off the request thread. */
+export type HasherFactory = () => Promise<StreamHasher>;
+
+/** The default: hash-wasm on the calling thread, available on every runtime. */
+export const createHasher: HasherFactory = async () => {
   const hasher: IHasher = await createBLAKE3();
   hasher.init();
   return {
     update: (chunk) => void hasher.update(chunk),
-    digest: () => `blake3:${hasher.digest('hex')}`,
+    digest: async () => `blake3:${hasher.digest('hex')}`,
   };
-}
+};
 
 /** The blob store key for a hash: its hex digest, which is path- and URL-safe. */
 export const blobKeyOf = (hash: string) => hash.slice('blake3:'.length);

@@ -3,6 +3,7 @@
 import type { Service, ServiceOptions } from './types.ts';
 import type { ServiceContext } from './context.ts';
 import { createAuthenticator } from './auth.ts';
+import { createHasher } from './hash.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import { consoleLogger } from './log.ts';
 import { createRouter } from './routes.ts';
@@ -35,6 +36,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     signedUrlTtlSeconds: options.signedUrlTtlSeconds ?? 3600,
     publicBaseUrl: options.publicBaseUrl,
     scanner: options.scanner,
+    createHasher: options.hasher ?? createHasher,
     background(label, work) {
       // Started on a later task so it can never delay the response being returned.
       const p = new Promise<void>((resolve) => setTimeout(resolve, 0))

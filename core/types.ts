@@ -1,6 +1,7 @@
 // Public types of the service object every adapter mounts.
 import type { Storage } from '../storage/types.ts';
 import type { AssetView } from './assets/view.ts';
+import type { HasherFactory } from './hash.ts';
 
 /** A WebSocket connection as the core sees it; adapters wrap their native socket. */
 export interface WsPeer {
@@ -68,6 +69,8 @@ export interface ServiceOptions {
   /** Interval of the expiry and blob collection sweep, ms; 0 disables. Default 60000. */
   sweepIntervalMs?: number;
   scanner?: Scanner;
+  /** blake3 hasher per upload. Default: hash-wasm on the request thread. */
+  hasher?: HasherFactory;
   logger?: Logger;
   /** Clock, for tests. */
   now?: () => number;

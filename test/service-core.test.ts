@@ -81,3 +81,46 @@ describe('lazily computed hash', () => {
     await service.close();
   });
 });
+
+describe('hasher option', () => {
+  it('uses the supplied blake3 hasher for uploads, and a failing one stores nothing', async () => {
+    const { createHasher } = await import('../core/hash.ts');
+    let bytesSeen = 0;
+    let fail = false;
+    const storage = createMemoryStorage();
+    const service = await createService({
+      storage,
+      logger: silentLogger,
+      sweepIntervalMs: 0,
+      hasher: async () => {
+        const inner = await createHasher();
+        return {
+          update: (chunk) => {
+            bytesSeen += chunk.length;
+            return inner.update(chunk);
+          },
+          digest: () => (fail ? Promise.reject(new Error('hasher down')) : inner.digest()),
+        };
+      },
+    });
+    const upload = () => {
+      const form = new FormData();
+      form.set('file', new Blob(['counted bytes']), 'c.bin');
+      form.set('content_type', 'application/octet-stream');
+      form.set('file_path', 'c.bin');
+      return service.fetch(new Request('http://svc/api/v2/assets', { method: 'POST', body: form }));
+    };
+    const ok = await upload();
+    expect(ok.status).toBe(201);
+    expect(bytesSeen).toBe('counted bytes'.length);
+    const asset = (await ok.json()) as { hash: string };
+    expect(asset.hash).toMatch(/^blake3:[0-9a-f]{64}$/);
+
+    fail = true;
+    const failed = await upload();
+    expect(failed.status).toBe(500);
+    expect(((await failed.json()) as any).error.code).toBe('upstream_error');
+    expect(await storage.metadata.listUnreferencedBlobs(10)).toEqual([]);
+    await service.close();
+  });
+});

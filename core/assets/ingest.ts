@@ -5,7 +5,7 @@
 import type { AssetRecord, BlobWriter, CommitAssetResult } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { blobKeyOf, createHasher } from '../hash.ts';
+import { blobKeyOf } from '../hash.ts';
 
 export interface StagedBlob {
   readonly hash: string;
@@ -21,21 +21,30 @@ export async function stageBlob(
   ctx: ServiceContext,
   body: AsyncIterable<Uint8Array>,
 ): Promise<StagedBlob> {
-  const hasher = await createHasher();
+  const hasher = await ctx.createHasher();
   const writer = await ctx.blobs.begin();
   let size = 0;
   try {
     for await (const chunk of body) {
       size += chunk.length;
-      hasher.update(chunk);
+      const pushBack = hasher.update(chunk);
+      if (pushBack) await pushBack;
       // The store overlaps its own I/O and resolves early; it waits only to push back.
       await writer.write(chunk);
     }
   } catch (err) {
+    hasher.abort?.();
     await writer.abort();
     throw err;
   }
-  return { hash: hasher.digest(), size, writer };
+  let hash: string;
+  try {
+    hash = await hasher.digest();
+  } catch (err) {
+    await writer.abort();
+    throw err;
+  }
+  return { hash, size, writer };
 }
 
 /** The later of two retention deadlines; null means "never expires". */

@@ -50,11 +50,10 @@ export function createTempWriter(
         inflight -= full.length;
         // Reused: a fresh 1 MiB per batch would make 100 MB of garbage per 100 MB upload.
         if (spare.length < 6) spare.push(buffer);
+        batches.shift(); // batches settle in order: this one is the oldest
       }
     });
     batches.push(queue);
-    // At most ~5 batches are ever unsettled (the newest); older entries are done and dropped.
-    if (batches.length > 64) batches.splice(0, batches.length - 8);
   };
   const throwIfFailed = () => {
     if (failure !== undefined) throw failure;
@@ -73,7 +72,7 @@ export function createTempWriter(
       }
       // Wait for the oldest batches only, so the disk stays busy meanwhile.
       while (inflight > HIGH_WATER_BYTES) {
-        await batches.shift();
+        await batches[0];
         throwIfFailed();
       }
 
