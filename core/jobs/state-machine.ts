@@ -1,0 +1,44 @@
+// The job lifecycle as one transition table. Every persisted move goes through
+// `transition`, and storage applies it as compare-and-set on the current
+// status, so two instances can never both move the same job.
+
+export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceling', 'canceled', 'expired'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+export type JobEvent = 'start' | 'succeed' | 'fail' | 'cancel' | 'canceled' | 'expire';
+
+/** from -> event -> to. Anything absent is an illegal move. */
+export const TRANSITIONS: Readonly<Record<JobStatus, Partial<Record<JobEvent, JobStatus>>>> = {
+  queued: { start: 'running', cancel: 'canceled' },
+  running: { succeed: 'succeeded', fail: 'failed', cancel: 'canceling' },
+  canceling: { canceled: 'canceled', fail: 'failed', succeed: 'succeeded' },
+  succeeded: { expire: 'expired' },
+  failed: { expire: 'expired' },
+  canceled: { expire: 'expired' },
+  expired: {},
+};
+
+export const TERMINAL: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled', 'expired']);
+
+export const isTerminal = (status: JobStatus) => TERMINAL.has(status);
+
+export class IllegalTransitionError extends Error {
+  override name = 'IllegalTransitionError';
+  constructor(
+    readonly from: JobStatus,
+    readonly event: JobEvent,
+  ) {
+    super(`a ${from} job cannot ${event}`);
+  }
+}
+
+/** The status after `event`, or an IllegalTransitionError. */
+export function transition(from: JobStatus, event: JobEvent): JobStatus {
+  const to = TRANSITIONS[from][event];
+  if (to === undefined) throw new IllegalTransitionError(from, event);
+  return to;
+}
+
+export function canTransition(from: JobStatus, event: JobEvent): boolean {
+  return TRANSITIONS[from][event] !== undefined;
+}

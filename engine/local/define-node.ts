@@ -1,0 +1,78 @@
+// How a node of the local engine is declared: typed inputs and outputs in the
+// reference's terms (so object_info and validation come from one place), an
+// output-node flag, and a run function. Web APIs only, like the core.
+import type { InputSpec, NodeDefinition, OutputAsset, OutputType } from '../types.ts';
+
+/** What a running node may do besides computing its outputs. */
+export interface NodeRunContext {
+  readonly node_id: string;
+  readonly signal: AbortSignal;
+  /** Step progress within the node; also the point where a cancel is honoured. */
+  progress(value: number, max: number): void;
+  preview(bytes: Uint8Array, format: 'png' | 'jpeg'): void;
+  text(text: string): void;
+  commitOutput(output: { name: string; type: OutputType; content_type: string; body: Uint8Array | AsyncIterable<Uint8Array> }): Promise<OutputAsset>;
+  readAsset(ref: { id?: string; name?: string }): Promise<{ id: string; content_type: string; size_bytes: number; body: ReadableStream<Uint8Array> } | null>;
+  /** Operator settings the node may consult (e.g. allowPrivateUrls). */
+  readonly settings: Readonly<Record<string, unknown>>;
+}
+
+/** What run() returns: one value per declared output, and the "ui" dict history shows. */
+export interface NodeResult {
+  outputs: unknown[];
+  ui?: Record<string, unknown>;
+}
+
+export interface OutputSpec {
+  type: string;
+  name?: string;
+  is_list?: boolean;
+}
+
+export interface NodeSpec {
+  name: string;
+  display_name?: string;
+  description?: string;
+  category: string;
+  required?: Record<string, InputSpec>;
+  optional?: Record<string, InputSpec>;
+  outputs?: OutputSpec[];
+  output_node?: boolean;
+  /**
+   * False for nodes whose result depends on more than their inputs (a URL's
+   * current content, randomness): they always run and are never served from cache.
+   */
+  cacheable?: boolean;
+  run(inputs: Record<string, unknown>, ctx: NodeRunContext): Promise<NodeResult> | NodeResult;
+}
+
+export interface LocalNode {
+  definition: NodeDefinition;
+  cacheable: boolean;
+  run: NodeSpec['run'];
+}
+
+export function defineNode(spec: NodeSpec): LocalNode {
+  const required = spec.required ?? {};
+  const optional = spec.optional ?? {};
+  const outputs = spec.outputs ?? [];
+  return {
+    definition: {
+      name: spec.name,
+      display_name: spec.display_name ?? spec.name,
+      description: spec.description ?? '',
+      category: spec.category,
+      python_module: 'graphrun.local',
+      input: Object.keys(optional).length > 0 ? { required, optional } : { required },
+      input_order: Object.keys(optional).length > 0
+        ? { required: Object.keys(required), optional: Object.keys(optional) }
+        : { required: Object.keys(required) },
+      output: outputs.map((o) => o.type),
+      output_name: outputs.map((o) => o.name ?? o.type),
+      output_is_list: outputs.map((o) => o.is_list ?? false),
+      output_node: spec.output_node ?? false,
+    },
+    cacheable: spec.cacheable ?? true,
+    run: spec.run,
+  };
+}

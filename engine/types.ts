@@ -1,0 +1,129 @@
+// The engine interface the core schedules jobs onto. An engine knows its node
+// definitions (to validate submissions and to answer object_info), says
+// whether it is ready, and executes one job at a time per call, reporting
+// through the context it is given. Implementations: engine/local (in process)
+// and, later, the pool of engine servers driven as workers.
+
+/** `[TYPE, options]` as the reference's object_info writes an input; TYPE may be a list (a combo). */
+export type InputSpec = [type: string | readonly string[], options?: Record<string, unknown>];
+
+/** One node class in the reference's object_info format. */
+export interface NodeDefinition {
+  name: string;
+  display_name: string;
+  description: string;
+  category: string;
+  python_module: string;
+  input: {
+    required: Record<string, InputSpec>;
+    optional?: Record<string, InputSpec>;
+    hidden?: Record<string, InputSpec>;
+  };
+  input_order: { required: string[]; optional?: string[]; hidden?: string[] };
+  output: string[];
+  output_name: string[];
+  output_is_list: boolean[];
+  output_node: boolean;
+  /** A partner node: it calls an external service and needs the platform key. */
+  api_node?: boolean;
+  deprecated?: boolean;
+  experimental?: boolean;
+}
+
+/** An API-format workflow: node id -> node. An input value `[id, index]` is a link. */
+export type Workflow = Record<string, { class_type: string; inputs: Record<string, unknown>; _meta?: { title?: string } }>;
+
+/** One validation problem, in the reference's shape. */
+export interface ValidationIssue {
+  type: string;
+  message: string;
+  details: string;
+  extra_info: Record<string, unknown>;
+}
+
+export interface NodeErrors {
+  errors: ValidationIssue[];
+  dependent_outputs: string[];
+  class_type: string;
+}
+
+export type ValidationResult =
+  | { ok: true; outputs: string[] }
+  | { ok: false; error: ValidationIssue; node_errors: Record<string, NodeErrors> };
+
+export type OutputType = 'image' | 'video' | 'audio' | 'text' | 'file' | 'latent';
+
+/** A committed output: an asset of the job's account, with the node that made it. */
+export interface OutputAsset {
+  id: string;
+  node_id: string;
+  name: string;
+  type: OutputType;
+  content_type: string;
+  size_bytes: number;
+  hash: string | null;
+}
+
+export type EngineEvent =
+  | { type: 'execution_start' }
+  | { type: 'cached'; node_ids: string[] }
+  | { type: 'executing'; node_id: string; class_type: string }
+  | { type: 'progress'; node_id: string; value: number; max: number }
+  | { type: 'executed'; node_id: string; output: Record<string, unknown> }
+  | { type: 'preview'; node_id: string; format: 'png' | 'jpeg'; bytes: Uint8Array }
+  | { type: 'text'; node_id: string; text: string };
+
+export interface ExecutionContext {
+  /** Aborted when the job is canceled; engines stop between nodes and between steps. */
+  signal: AbortSignal;
+  emit(event: EngineEvent): void;
+  /** Streams bytes into the blob store (deduplicated like uploads) as an asset of the job. */
+  commitOutput(output: {
+    node_id: string;
+    name: string;
+    type: OutputType;
+    content_type: string;
+    body: Uint8Array | AsyncIterable<Uint8Array>;
+  }): Promise<OutputAsset>;
+  /** An input asset of the job's account, by asset id or by its file name; null when absent. */
+  readAsset(ref: { id?: string; name?: string }): Promise<{
+    id: string;
+    content_type: string;
+    size_bytes: number;
+    body: ReadableStream<Uint8Array>;
+  } | null>;
+}
+
+export interface EngineJob {
+  id: string;
+  account_id: string;
+  workflow: Workflow;
+  /** Forwarded to partner nodes; never persisted with outputs. */
+  extra_data?: Record<string, unknown>;
+}
+
+/** How a job failed, in the terms of the reference's execution_error. */
+export class ExecutionError extends Error {
+  override name = 'ExecutionError';
+  constructor(
+    message: string,
+    readonly exception_type: string,
+    readonly node_id: string | null = null,
+    readonly class_type: string | null = null,
+    readonly traceback: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export type EngineReadiness = { state: 'ready' } | { state: 'starting' | 'unavailable'; detail: string };
+
+export interface Engine {
+  readonly name: string;
+  readiness(): EngineReadiness;
+  nodeDefinitions(): Promise<Record<string, NodeDefinition>>;
+  validate(workflow: Workflow): Promise<ValidationResult>;
+  /** Resolves when the job finished; rejects with ExecutionError (or an AbortError when canceled). */
+  execute(job: EngineJob, ctx: ExecutionContext): Promise<void>;
+  close(): Promise<void>;
+}
