@@ -1,0 +1,95 @@
+// The in-process engine: validates, plans, and runs a workflow's nodes one
+// after another, serving from a cross-job LRU cache what an identical
+// subgraph already computed, and reporting through the job's context.
+// Lists: a node runs once with its inputs as given; the reference's per-index
+// runs (INPUT_IS_LIST / OUTPUT_IS_LIST) are not implemented yet.
+// Nodes must treat their inputs as read-only: cached values are shared.
+import { ExecutionError, type Engine, type EngineJob, type ExecutionContext } from '../types.ts';
+import type { LocalNode, NodeResult } from './define-node.ts';
+import { createLruCache } from './lru-cache.ts';
+import { builtinNodes } from './nodes/index.ts';
+import { DependencyCycleError, planExecution, type PlannedNode } from './plan.ts';
+import { createRegistry } from './registry.ts';
+import { runNode, throwIfAborted } from './run-node.ts';
+import { validateWorkflow } from './validate.ts';
+
+export interface LocalEngineOptions {
+  /** Node classes this engine runs; all built-in nodes when absent. */
+  nodes?: LocalNode[];
+  /** Operator settings nodes may consult (NodeRunContext.settings). */
+  settings?: Record<string, unknown>;
+  /** Node results kept across jobs; default 256, 0 turns the cache off. */
+  cacheSize?: number;
+}
+
+export function createLocalEngine(opts: LocalEngineOptions = {}): Engine {
+  const registry = createRegistry(opts.nodes ?? builtinNodes);
+  const settings = Object.freeze({ ...opts.settings });
+  const cache = createLruCache<NodeResult>(opts.cacheSize ?? 256);
+
+  async function execute(job: EngineJob, ctx: ExecutionContext): Promise<void> {
+    throwIfAborted(ctx.signal);
+    const checked = validateWorkflow(job.workflow, registry);
+    if (!checked.ok) {
+      const { message, details } = checked.error;
+      throw new ExecutionError(details ? `${message}: ${details}` : message, 'ValidationError');
+    }
+    const plan = await planExecution(job.workflow, registry, checked.outputs).catch((err: unknown) => {
+      if (err instanceof DependencyCycleError) throw new ExecutionError(err.message, err.name, err.node_ids[0]);
+      throw err;
+    });
+    ctx.emit({ type: 'execution_start' });
+
+    // Hits are taken now: the LRU may evict them while this job runs.
+    const results = new Map<string, NodeResult>();
+    const cached: string[] = [];
+    for (const p of plan) {
+      const hit = p.cacheable ? cache.get(p.cache_key) : undefined;
+      if (hit) {
+        results.set(p.cache_key, hit);
+        cached.push(p.id);
+      }
+    }
+    ctx.emit({ type: 'cached', node_ids: cached });
+
+    const byId = new Map(plan.map((p) => [p.id, p]));
+    for (const p of needed(plan, byId, results)) {
+      throwIfAborted(ctx.signal);
+      // An identical node earlier in this job (or a cache hit) already has the result.
+      let result = results.get(p.cache_key);
+      if (!result) {
+        ctx.emit({ type: 'executing', node_id: p.id, class_type: p.class_type });
+        const inputs: Record<string, unknown> = {};
+        for (const [name, input] of Object.entries(p.inputs)) {
+          inputs[name] = 'link' in input ? results.get(byId.get(input.link[0])!.cache_key)!.outputs[input.link[1]] : input.value;
+        }
+        result = await runNode(p, inputs, ctx, settings);
+        results.set(p.cache_key, result);
+        if (p.cacheable) cache.set(p.cache_key, result);
+      }
+      if (result.ui || p.node.definition.output_node) ctx.emit({ type: 'executed', node_id: p.id, output: result.ui ?? {} });
+    }
+  }
+
+  return {
+    name: 'local',
+    readiness: () => ({ state: 'ready' }),
+    nodeDefinitions: async () => registry.definitions(),
+    validate: async (workflow) => validateWorkflow(workflow, registry),
+    execute,
+    close: async () => cache.clear(),
+  };
+}
+
+/** The plan's nodes that must be visited: walking back from the outputs, stopping at nodes that have a result. */
+function needed(plan: PlannedNode[], byId: Map<string, PlannedNode>, results: Map<string, NodeResult>): PlannedNode[] {
+  const keep = new Set<string>();
+  const walk = (p: PlannedNode): void => {
+    if (keep.has(p.id)) return;
+    keep.add(p.id);
+    if (results.has(p.cache_key)) return;
+    for (const input of Object.values(p.inputs)) if ('link' in input) walk(byId.get(input.link[0])!);
+  };
+  for (const p of plan) if (p.node.definition.output_node) walk(p);
+  return plan.filter((p) => keep.has(p.id));
+}

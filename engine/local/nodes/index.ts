@@ -1,0 +1,10 @@
+// The node sets the local engine ships, as arrays to pass to createLocalEngine.
+import type { LocalNode } from '../define-node.ts';
+import { basicNodeList } from './basic.ts';
+import { imageNodes } from './image.ts';
+
+export const basicNodes: LocalNode[] = basicNodeList;
+export { imageNodes };
+
+/** Everything built in: what createLocalEngine runs when given no node list. */
+export const builtinNodes: LocalNode[] = [...basicNodes, ...imageNodes];

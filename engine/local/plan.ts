@@ -1,0 +1,89 @@
+// Turns a validated workflow into the order its nodes run in and each node's
+// cache key. The order is a depth-first post-order from the outputs (in their
+// workflow order, inputs in declaration order): deterministic, every node
+// after the nodes it links from, and each output finished as early as it can.
+import type { Workflow } from '../types.ts';
+import type { LocalNode } from './define-node.ts';
+import { declaredInputs, readInput, type Link } from './graph.ts';
+import type { NodeRegistry } from './registry.ts';
+
+export type PlannedInput = { link: Link } | { value: unknown };
+
+export interface PlannedNode {
+  id: string;
+  class_type: string;
+  node: LocalNode;
+  /** Declared inputs present in the workflow; constants already unwrapped. */
+  inputs: Record<string, PlannedInput>;
+  /** Same class, constants and upstream keys -> same key, whatever the node ids. */
+  cache_key: string;
+  /** False when this node or anything upstream of it is non-cacheable. */
+  cacheable: boolean;
+}
+
+export class DependencyCycleError extends Error {
+  override name = 'DependencyCycleError';
+  constructor(readonly node_ids: string[]) {
+    super(`Dependency cycle detected among nodes ${node_ids.join(', ')}`);
+  }
+}
+
+export async function planExecution(workflow: Workflow, registry: NodeRegistry, outputs: string[]): Promise<PlannedNode[]> {
+  const order: PlannedNode[] = [];
+  const byId = new Map<string, PlannedNode>();
+  const onPath: string[] = [];
+  const visit = (id: string): void => {
+    if (byId.has(id)) return;
+    if (onPath.includes(id)) throw new DependencyCycleError(onPath.slice(onPath.indexOf(id)));
+    const node = Object.hasOwn(workflow, id) ? registry.get(workflow[id].class_type) : undefined;
+    if (!node) throw new Error(`node #${id} is missing or of an unknown class; validate the workflow first`);
+    onPath.push(id);
+    const inputs: Record<string, PlannedInput> = {};
+    for (const { name } of declaredInputs(node.definition)) {
+      const raw = workflow[id].inputs[name];
+      if (raw === undefined) continue;
+      const value = readInput(raw);
+      if (value.kind === 'link') visit(value.link[0]);
+      inputs[name] = value.kind === 'link' ? { link: value.link } : { value: value.kind === 'constant' ? value.value : raw };
+    }
+    onPath.pop();
+    const planned: PlannedNode = { id, class_type: workflow[id].class_type, node, inputs, cache_key: '', cacheable: true };
+    byId.set(id, planned);
+    order.push(planned);
+  };
+  for (const id of outputs) visit(id);
+  // Keys in run order, so every upstream key is known when a node's is made.
+  for (const p of order) {
+    const parts: Record<string, unknown> = {};
+    for (const [name, input] of Object.entries(p.inputs)) {
+      if ('link' in input) {
+        const source = byId.get(input.link[0])!;
+        p.cacheable &&= source.cacheable;
+        parts[name] = { key: source.cache_key, output: input.link[1] };
+      } else {
+        parts[name] = { value: input.value };
+      }
+    }
+    p.cacheable &&= p.node.cacheable;
+    // A fresh token makes the key unique; downstream keys embed it, so they are unique too.
+    const token = p.node.cacheable ? null : crypto.randomUUID();
+    p.cache_key = await sha256(canonicalJson({ class_type: p.class_type, inputs: parts, token }));
+  }
+  return order;
+}
+
+/** JSON with object keys sorted, so equal values give equal text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+// A digest keeps keys short: nested upstream keys would otherwise grow with the graph's depth.
+async function sha256(text: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+}

@@ -1,0 +1,26 @@
+// The local engine's node registry: the node classes an engine instance can
+// run, looked up by class_type, and listed as the object_info map the service
+// serves and validates submissions against.
+import type { NodeDefinition } from '../types.ts';
+import type { LocalNode } from './define-node.ts';
+
+export interface NodeRegistry {
+  get(classType: string): LocalNode | undefined;
+  /** All definitions keyed by class name, in registration order (object_info). */
+  definitions(): Record<string, NodeDefinition>;
+  list(): LocalNode[];
+}
+
+export function createRegistry(nodes: LocalNode[]): NodeRegistry {
+  const byName = new Map<string, LocalNode>();
+  for (const node of nodes) {
+    // Two classes of one name would make a workflow's meaning depend on load order.
+    if (byName.has(node.definition.name)) throw new Error(`duplicate node class: ${node.definition.name}`);
+    byName.set(node.definition.name, node);
+  }
+  return {
+    get: (classType) => byName.get(classType),
+    definitions: () => Object.fromEntries([...byName].map(([name, node]) => [name, node.definition])),
+    list: () => [...byName.values()],
+  };
+}

@@ -1,0 +1,47 @@
+// A whole exported-style workflow through the local engine with its built-in
+// nodes: load an uploaded PNG, invert and blend it, save and preview it.
+import { describe, expect, it } from 'vitest';
+import { createLocalEngine } from '../../engine/local/engine.ts';
+import { decodePng, encodePng } from '../../engine/local/png/index.ts';
+import { createFakeExecutionContext } from '../helpers/fake-execution-context.ts';
+
+const input = encodePng({ width: 2, height: 1, channels: 3, data: new Uint8Array([255, 0, 0, 0, 0, 255]) });
+
+describe('local engine with the built-in image nodes', () => {
+  it('runs LoadImage -> ImageInvert -> SaveImage and PreviewImage on EmptyImage', async () => {
+    const engine = createLocalEngine();
+    const workflow = {
+      '1': { class_type: 'LoadImage', inputs: { image: 'red-blue.png' } },
+      '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } },
+      '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: 'inv' } },
+      '4': { class_type: 'EmptyImage', inputs: { width: 4, height: 4, batch_size: 1, color: 0x00ff00 } },
+      '5': { class_type: 'PreviewImage', inputs: { images: ['4', 0] } },
+    };
+    expect((await engine.validate(workflow)).ok).toBe(true);
+    const fake = createFakeExecutionContext({
+      assets: [{ id: crypto.randomUUID(), name: 'red-blue.png', content_type: 'image/png', bytes: input }],
+    });
+    await engine.execute({ id: 'job-1', account_id: 'local', workflow }, fake.ctx);
+
+    expect(fake.outputs).toHaveLength(1);
+    expect(fake.outputs[0]).toMatchObject({ node_id: '3', type: 'image', content_type: 'image/png' });
+    const saved = decodePng(fake.outputs[0].bytes);
+    expect([saved.width, saved.height]).toEqual([2, 1]);
+    expect(Array.from(saved.data, (v) => Math.round(v * 255))).toEqual([0, 255, 255, 255, 255, 0]);
+
+    const previews = fake.of('preview');
+    expect(previews).toHaveLength(1);
+    const preview = decodePng(previews[0].bytes);
+    expect(Array.from(preview.data.slice(0, 3), (v) => Math.round(v * 255))).toEqual([0, 255, 0]);
+    expect(fake.types()[0]).toBe('execution_start');
+    await engine.close();
+  });
+
+  it('lists the image nodes in its definitions with the reference IO names', async () => {
+    const defs = await createLocalEngine().nodeDefinitions();
+    expect(Object.keys(defs.EmptyImage.input.required)).toEqual(['width', 'height', 'batch_size', 'color']);
+    expect(Object.keys(defs.SaveImage.input.required)).toEqual(['images', 'filename_prefix']);
+    expect(defs.SaveImage.output_node).toBe(true);
+    expect(defs.LoadImage.output).toEqual(['IMAGE', 'MASK']);
+  });
+});
