@@ -25,11 +25,14 @@ export async function createAuthenticator(
   opts: { token?: string; accounts?: AccountOption[]; now: () => number },
 ): Promise<Authenticator> {
   const local = await metadata.upsertAccount({ id: LOCAL_ACCOUNT });
+  const keys: Array<{ account_id: string; key_hash: string }> = [];
   for (const account of opts.accounts ?? []) {
     await metadata.upsertAccount({ id: account.id, tier: account.tier });
-    for (const key of account.apiKeys ?? []) await metadata.addApiKey(account.id, await apiKeyHash(key));
-    for (const hash of account.apiKeyHashes ?? []) await metadata.addApiKey(account.id, hash.toLowerCase());
+    for (const key of account.apiKeys ?? []) keys.push({ account_id: account.id, key_hash: await apiKeyHash(key) });
+    for (const hash of account.apiKeyHashes ?? []) keys.push({ account_id: account.id, key_hash: hash.toLowerCase() });
   }
+  // The configuration is the whole truth: keys it no longer lists stop working.
+  await metadata.replaceApiKeys(keys);
   // Compared as digests so the comparison's timing says nothing about the token.
   const tokenDigest = opts.token ? await sha256Hex(opts.token) : null;
   const required = tokenDigest !== null || (opts.accounts?.length ?? 0) > 0;
@@ -44,8 +47,9 @@ export async function createAuthenticator(
         if (required) throw unauthorized('An API key is required: send "Authorization: Bearer <API key>".');
         return local;
       }
-      if (tokenDigest !== null && (await sha256Hex(presented)) === tokenDigest) return local;
-      const account = await metadata.findAccountByKeyHash(await apiKeyHash(presented));
+      const digest = await sha256Hex(presented);
+      if (digest === tokenDigest) return local;
+      const account = await metadata.findAccountByKeyHash(`sha256:${digest}`);
       if (account) return account;
       if (required) throw unauthorized('The API key is not valid.');
       // Open deployments ignore keys they do not know, as clients often send one anyway.

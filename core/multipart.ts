@@ -37,6 +37,7 @@ const decoder = new TextDecoder();
 const EMPTY = new Uint8Array(0);
 const HEADER_END = encoder.encode('\r\n\r\n');
 const findHeaderEnd = searcher(HEADER_END);
+const MAX_PADDING = 256;
 
 /** The boundary of a multipart/form-data content type, or null when it is not one. */
 export function multipartBoundary(contentType: string | null): string | null {
@@ -153,6 +154,8 @@ export async function* parseMultipart(
     try {
       next = await reader.read();
     } catch (err) {
+      // A runtime adapter's own body limit (status 413) is a size refusal, not a parse error.
+      if ((err as { status?: unknown } | null)?.status === 413) throw new MultipartLimitError('body over the server limit');
       // The transport failed (client went away): report it as an incomplete body.
       throw new MultipartError(`request body failed: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -196,13 +199,16 @@ export async function* parseMultipart(
     for (;;) {
       await need(2);
       if (buf[0] === 45 && buf[1] === 45) return; // "--": close delimiter; the epilogue is ignored
-      // Transport padding (spaces, tabs) may precede the line break.
+      // Transport padding (spaces, tabs) may precede the line break. It is
+      // scanned in place and bounded, so a body of padding costs nothing.
       let i = 0;
       for (;;) {
-        await need(i + 2);
-        if (buf[i] === 32 || buf[i] === 9) i++;
-        else break;
+        while (i < buf.length && (buf[i] === 32 || buf[i] === 9)) i++;
+        if (i > MAX_PADDING) throw new MultipartError('too much padding after a boundary');
+        if (i < buf.length) break;
+        await fill();
       }
+      await need(i + 2);
       if (buf[i] !== CR || buf[i + 1] !== 10) throw new MultipartError('malformed boundary line');
       buf = buf.subarray(i + 2);
 

@@ -15,12 +15,15 @@ const mediaType = v.pipe(
   v.regex(/^[\w!#$&^.+-]+\/[\w!#$&^.+-]+([ \t]*;[\x20-\x7e\t]*)?$/, 'must be a media type such as image/png'),
 );
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /** Relative, forward-slash paths only: no `..`, no absolute or drive paths, no control characters. */
 export const filePath = v.pipe(
   v.string(),
   v.minLength(1, 'must not be empty'),
   v.maxLength(1024, 'must be at most 1024 characters'),
   v.check((p) => !/[\u0000-\u001f\\]/.test(p), 'must not contain control characters or backslashes'),
+  v.check((p) => !LONE_SURROGATE.test(p), 'must be well-formed Unicode'),
   v.check((p) => !p.startsWith('/') && !/^[A-Za-z]:/.test(p), 'must be relative (global-namespace-root form)'),
   v.check((p) => p.split('/').every((s) => s !== '..' && s !== '.' && s !== ''), 'must not contain empty, "." or ".." segments'),
 );

@@ -51,10 +51,15 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const runSweep = () => sweep(ctx);
   const interval = options.sweepIntervalMs ?? 60_000;
   let sweeping: Promise<unknown> = Promise.resolve();
+  let sweepRunning = false;
   const timer =
     interval > 0
       ? setInterval(() => {
-          sweeping = runSweep().catch((err) => logger.error('sweep failed', { error: String(err) }));
+          if (sweepRunning) return; // a slow pass must not overlap the next one
+          sweepRunning = true;
+          sweeping = runSweep()
+            .catch((err) => logger.error('sweep failed', { error: String(err) }))
+            .finally(() => (sweepRunning = false));
         }, interval)
       : undefined;
   // A timer must not keep a process alive that has nothing else to do.

@@ -53,8 +53,12 @@ export interface MetadataStore {
   initSetting(key: string, value: string): Promise<string>;
 
   upsertAccount(account: { id: string; tier?: string }): Promise<AccountRecord>;
-  /** Stores an API key by its hash only; the plaintext never reaches storage. */
-  addApiKey(accountId: string, keyHash: string): Promise<void>;
+  /**
+   * Replaces every stored API key with this set (hashes only; the plaintext
+   * never reaches storage). The configuration is the source of truth, so a
+   * key removed from it stops working at the next start.
+   */
+  replaceApiKeys(keys: Array<{ account_id: string; key_hash: string }>): Promise<void>;
   findAccountByKeyHash(keyHash: string): Promise<AccountRecord | null>;
 
   /**

@@ -123,6 +123,23 @@ describe('multipart parser', () => {
     await expect(collect(streamOf(bytes, [3]))).rejects.toBeInstanceOf(MultipartError);
   });
 
+  it('refuses unbounded padding after a boundary, quickly', async () => {
+    const padded = new Uint8Array(8 * 1024 * 1024).fill(32);
+    padded.set(enc.encode(`--${B}`), 0);
+    const cuts = Array.from({ length: 127 }, (_, i) => (i + 1) * 65536);
+    await expect(collect(streamOf(padded, cuts))).rejects.toThrow(/too much padding/);
+  });
+
+  it('reports an adapter size refusal (status 413) as MultipartLimitError', async () => {
+    const refused = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(raw.slice(0, 50));
+        c.error(Object.assign(new Error('too large'), { status: 413 }));
+      },
+    });
+    await expect(collect(refused)).rejects.toBeInstanceOf(MultipartLimitError);
+  });
+
   it('refuses oversized headers and bodies', async () => {
     const huge = enc.encode(`--${B}\r\nX-Big: ${'a'.repeat(20000)}\r\n\r\n`);
     await expect(collect(streamOf(huge, [1000]))).rejects.toThrow(/headers too large/);

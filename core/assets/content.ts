@@ -3,7 +3,7 @@
 // through the signed URL an Asset carries, which needs no auth header at all.
 import type { AccountRecord, AssetRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, notFound } from '../errors.ts';
 import { parseRange } from '../range.ts';
 import { findOwnAsset } from './read.ts';
 import { contentSubject } from './view.ts';
@@ -12,7 +12,9 @@ import { contentSubject } from './view.ts';
 export function contentDisposition(filePath: string | null): string {
   const name = (filePath ?? '').split('/').pop() || 'content';
   const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  return `inline; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+  // encodeURIComponent throws on a lone surrogate; such a name gets U+FFFD instead.
+  const wellFormed = name.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+  return `inline; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(wellFormed)}`;
 }
 
 /** If-None-Match uses weak comparison (RFC 9110 §13.1.2): `W/` is ignored and `*` matches. */
@@ -26,7 +28,8 @@ function matchesIfNoneMatch(header: string | null, etag: string): boolean {
 
 async function resolveAccount(request: Request, ctx: ServiceContext, id: string): Promise<AccountRecord> {
   const params = new URL(request.url).searchParams;
-  if (!params.has('sig')) return ctx.auth.authenticate(request);
+  // Credentials win over a link: a caller who may read the asset is not refused for a stale `sig`.
+  if (!params.has('sig') || request.headers.has('authorization')) return ctx.auth.authenticate(request);
   const accountId = params.get('account') ?? '';
   if (!(await ctx.signer.verify(contentSubject({ id, account_id: accountId }), params, ctx.now()))) {
     // An expired or forged link is the same as no link: the caller gets nothing.
@@ -66,6 +69,8 @@ export async function getAssetContent(request: Request, ctx: ServiceContext, id:
   const slice = range.kind === 'partial' ? range.range : undefined;
   const body = request.method === 'HEAD' ? null : await ctx.blobs.get(asset.blob_key, slice);
   if (request.method !== 'HEAD' && body === null) {
+    // Deleted (and its bytes collected) since it was looked up: as absent as any other.
+    if (!(await ctx.metadata.getAsset(account.id, asset.id, ctx.now()))) throw notFound('No asset with this id.');
     throw new Error(`blob ${asset.blob_key} of asset ${asset.id} is missing from the blob store`);
   }
   if (slice) {

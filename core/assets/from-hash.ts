@@ -26,7 +26,9 @@ export async function readJson(request: Request, max = MAX_JSON_BYTES): Promise<
   if (request.body) {
     const reader = request.body.getReader();
     for (;;) {
-      const { value, done } = await reader.read().catch(() => {
+      const { value, done } = await reader.read().catch((err: unknown) => {
+        // A runtime adapter's own body limit (status 413) is a size refusal.
+        if ((err as { status?: unknown } | null)?.status === 413) throw tooLarge();
         throw new ApiError('malformed_request', 'The request body ended early.');
       });
       if (done) break;
@@ -53,6 +55,8 @@ export async function readJson(request: Request, max = MAX_JSON_BYTES): Promise<
   }
 }
 
+const sameTags = (a: string[], b: string[]) => a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');
+
 async function mintableAssets(ctx: ServiceContext, account: AccountRecord, hash: string): Promise<AssetRecord[]> {
   return ctx.metadata.listAssetsByHash(account.id, hash, ctx.now());
 }
@@ -74,12 +78,20 @@ export async function assetFromHash(request: Request, ctx: ServiceContext): Prom
       throw new ApiError('blob_not_found', 'No stored content with this hash is available to this account.');
     }
     const filePath = body.file_path ?? existing[0].file_path;
-    const same = existing.find((a) => a.file_path === filePath && body.expires_in === undefined);
+    const retention = body.expires_in ?? ctx.defaultRetentionSeconds;
+    const deadline = retention === null ? null : ctx.now() + retention * 1000;
+    // "Identical" means same path and tags, living at least as long as asked:
+    // returning a shorter-lived record would shorten the retention requested.
+    const same = existing.find(
+      (a) =>
+        a.file_path === filePath &&
+        sameTags(a.tags, body.tags) &&
+        (a.expires_at === null || (deadline !== null && a.expires_at >= deadline)),
+    );
     if (same) {
       commitment.committed();
       return Response.json(await assetView(ctx, request, same, false), { status: 200 });
     }
-    const retention = body.expires_in ?? ctx.defaultRetentionSeconds;
     const result = await mintAsset(
       ctx,
       { hash: body.hash, size: existing[0].size_bytes, key: existing[0].blob_key },
@@ -88,7 +100,7 @@ export async function assetFromHash(request: Request, ctx: ServiceContext): Prom
         content_type: existing[0].content_type,
         file_path: filePath,
         tags: body.tags,
-        expires_at: retention === null ? null : ctx.now() + retention * 1000,
+        expires_at: deadline,
         job_id: null,
       },
     );

@@ -47,6 +47,15 @@ export async function stageBlob(
   return { hash, size, writer };
 }
 
+export interface MintResult extends CommitAssetResult {
+  /**
+   * False when the account already held these bytes. Scoped to the account,
+   * not the service: another account's identical upload must not show, the
+   * same way from-hash cannot tell "absent" from "not yours".
+   */
+  created_new: boolean;
+}
+
 /** The later of two retention deadlines; null means "never expires". */
 export function laterDeadline(a: number | null, b: number | null): number | null {
   return a === null || b === null ? null : Math.max(a, b);
@@ -71,7 +80,7 @@ export async function mintAsset(
   ctx: ServiceContext,
   blob: { hash: string; size: number; key?: string; writer?: BlobWriter },
   fields: AssetFields,
-): Promise<CommitAssetResult> {
+): Promise<MintResult> {
   const key = blob.key ?? blobKeyOf(blob.hash);
   return ctx.blobLocks.run(key, async () => {
     const createdBytes = blob.writer ? await blob.writer.commit(key) : false;
@@ -84,10 +93,11 @@ export async function mintAsset(
         throw new ApiError('blob_not_found', 'No stored content with this hash is available to this account.');
       }
       const expires_at = existing.reduce<number | null>((d, a) => laterDeadline(d, a.expires_at), fields.expires_at);
-      return await ctx.metadata.commitAsset(
+      const result = await ctx.metadata.commitAsset(
         { key, hash: blob.hash, size: blob.size },
         { ...fields, id: crypto.randomUUID(), blob_key: key, created_at: now, expires_at },
       );
+      return { ...result, created_new: existing.length === 0 };
     } catch (err) {
       if (createdBytes) await ctx.blobs.delete(key).catch(() => undefined);
       throw err;

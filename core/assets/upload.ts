@@ -94,9 +94,9 @@ export async function uploadAsset(request: Request, ctx: ServiceContext): Promis
       });
       staged = null;
       commitment.committed();
-      const view = await assetView(ctx, request, result.asset, result.blob_created);
+      const view = await assetView(ctx, request, result.asset, result.created_new);
       scheduleScan(ctx, result.asset, view);
-      return Response.json(view, { status: result.blob_created ? 201 : 200 });
+      return Response.json(view, { status: result.created_new ? 201 : 200 });
     } catch (err) {
       if (staged) await (staged as StagedBlob).writer.abort();
       if (err instanceof MultipartLimitError) throw tooLarge(ctx.maxUploadBytes);

@@ -51,8 +51,9 @@ export function createMemoryMetadataStore(): MetadataStore {
       accounts.set(id, record);
       return { ...record };
     },
-    async addApiKey(accountId, keyHash) {
-      apiKeys.set(keyHash, accountId);
+    async replaceApiKeys(keys) {
+      apiKeys.clear();
+      for (const k of keys) apiKeys.set(k.key_hash, k.account_id);
     },
     async findAccountByKeyHash(keyHash) {
       const id = apiKeys.get(keyHash);

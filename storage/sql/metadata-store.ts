@@ -33,12 +33,14 @@ export function createSqlMetadataStore(db: Kysely<Database>): MetadataStore {
         .execute();
       return toAccount(await db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
     },
-    async addApiKey(accountId, keyHash) {
-      await db
-        .insertInto('api_keys')
-        .values({ key_hash: keyHash, account_id: accountId, created_at: Date.now() })
-        .onConflict((oc) => oc.column('key_hash').doUpdateSet({ account_id: accountId }))
-        .execute();
+    async replaceApiKeys(keys) {
+      await db.transaction().execute(async (tx) => {
+        await tx.deleteFrom('api_keys').execute();
+        const now = Date.now();
+        // One row per hash: a hash configured twice belongs to the last account naming it.
+        const rows = new Map(keys.map((k) => [k.key_hash, { key_hash: k.key_hash, account_id: k.account_id, created_at: now }]));
+        if (rows.size > 0) await tx.insertInto('api_keys').values([...rows.values()]).execute();
+      });
     },
     async findAccountByKeyHash(keyHash) {
       const row = await db

@@ -49,12 +49,28 @@ export function metadataStoreSuite(name: string, make: () => Promise<MetadataSto
 
       it('finds accounts by API key hash only', async () => {
         const acc = await store.upsertAccount({ id: 'acc1', tier: 'pro' });
-        await store.addApiKey('acc1', 'sha256:aa');
-        await store.addApiKey('acc1', 'sha256:aa'); // re-adding at every start is harmless
+        await store.replaceApiKeys([
+          { account_id: 'acc1', key_hash: 'sha256:aa' },
+          { account_id: 'ghost', key_hash: 'sha256:cc' },
+        ]);
+        await store.replaceApiKeys([
+          { account_id: 'acc1', key_hash: 'sha256:aa' },
+          { account_id: 'acc1', key_hash: 'sha256:aa' }, // listed twice: harmless
+          { account_id: 'ghost', key_hash: 'sha256:cc' },
+        ]);
         expect(await store.findAccountByKeyHash('sha256:aa')).toEqual(acc);
         expect(await store.findAccountByKeyHash('sha256:bb')).toBeNull();
-        await store.addApiKey('ghost', 'sha256:cc');
-        expect(await store.findAccountByKeyHash('sha256:cc')).toBeNull();
+        expect(await store.findAccountByKeyHash('sha256:cc')).toBeNull(); // no such account
+      });
+
+      it('drops keys that the new set no longer lists', async () => {
+        const acc = await store.upsertAccount({ id: 'acc1' });
+        await store.replaceApiKeys([{ account_id: 'acc1', key_hash: 'sha256:old' }]);
+        await store.replaceApiKeys([{ account_id: 'acc1', key_hash: 'sha256:new' }]);
+        expect(await store.findAccountByKeyHash('sha256:old')).toBeNull();
+        expect(await store.findAccountByKeyHash('sha256:new')).toEqual(acc);
+        await store.replaceApiKeys([]);
+        expect(await store.findAccountByKeyHash('sha256:new')).toBeNull();
       });
     });
 
