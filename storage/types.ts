@@ -84,6 +84,13 @@ export interface MetadataStore {
   /** Deletes a live asset record; false when there was none to delete. */
   deleteAsset(accountId: string, id: string, now: number): Promise<boolean>;
 
+  /**
+   * Refuses the bytes under `key` from now on and deletes every asset over
+   * them, of every account, in one transaction. Returns the deleted asset ids.
+   */
+  blockBlob(key: string, reason: string, now: number): Promise<string[]>;
+  isBlobBlocked(key: string): Promise<boolean>;
+
   /** Removes assets whose `expires_at` is at or before `now`; returns their blob keys. */
   deleteExpiredAssets(now: number, limit: number): Promise<string[]>;
   /** Blob keys that no asset references any more. */

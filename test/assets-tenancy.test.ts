@@ -61,6 +61,51 @@ describe.each(MODES)('tenancy (%s)', (mode) => {
   });
 });
 
+describe('scanner verdicts apply to the bytes', () => {
+  let h: Harness;
+  afterEach(() => h?.close());
+
+  it("a delete verdict removes every account's copy, and the same bytes are refused afterwards", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let scans = 0;
+    h = await startHarness('in-process', {
+      accounts,
+      scanner: async () => {
+        scans++;
+        await gate;
+        return { action: 'delete', reason: 'test verdict' };
+      },
+    });
+    const a = await h.fetch('/api/v2/assets', { method: 'POST', body: uploadForm('bad bytes'), headers: as('key-alice') });
+    const alice = (await a.json()) as { id: string; hash: string };
+    // While the scan runs: a from-hash copy and another account's upload of the same bytes.
+    const copy = await h.fetch('/api/v2/assets/from-hash', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...as('key-alice') },
+      body: JSON.stringify({ hash: alice.hash, file_path: 'copy.bin' }),
+    });
+    expect(copy.status).toBe(201);
+    const copyId = ((await copy.json()) as { id: string }).id;
+    const b = await h.fetch('/api/v2/assets', { method: 'POST', body: uploadForm('bad bytes'), headers: as('key-bob') });
+    const bobId = ((await b.json()) as { id: string }).id;
+    release();
+    await h.service.idle();
+
+    expect(scans).toBe(1); // the dedup hit was not scanned again
+    expect((await h.fetch(`/api/v2/assets/${alice.id}`, { headers: as('key-alice') })).status).toBe(404);
+    expect((await h.fetch(`/api/v2/assets/${copyId}`, { headers: as('key-alice') })).status).toBe(404);
+    expect((await h.fetch(`/api/v2/assets/${bobId}`, { headers: as('key-bob') })).status).toBe(404);
+    expect((await h.blobFiles()).blobs).toHaveLength(0);
+
+    const again = await h.fetch('/api/v2/assets', { method: 'POST', body: uploadForm('bad bytes'), headers: as('key-bob') });
+    expect(again.status).toBe(403);
+    expect(((await again.json()) as any).error.code).toBe('forbidden');
+    const files = await h.blobFiles();
+    expect(files.blobs.length + files.temp.length).toBe(0);
+  });
+});
+
 describe('from-hash shortcut', () => {
   let h: Harness;
   afterEach(() => h?.close());

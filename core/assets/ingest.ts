@@ -83,6 +83,10 @@ export async function mintAsset(
 ): Promise<MintResult> {
   const key = blob.key ?? blobKeyOf(blob.hash);
   return ctx.blobLocks.run(key, async () => {
+    if (await ctx.metadata.isBlobBlocked(key)) {
+      await blob.writer?.abort();
+      throw new ApiError('forbidden', 'This content was refused by the content scanner.');
+    }
     const createdBytes = blob.writer ? await blob.writer.commit(key) : false;
     try {
       const now = ctx.now();
@@ -127,8 +131,14 @@ export function scheduleScan(ctx: ServiceContext, asset: AssetRecord, view: Para
       },
     });
     if (verdict && verdict.action === 'delete') {
-      ctx.logger.warn('scanner removed asset', { asset_id: asset.id, reason: verdict.reason });
-      if (await ctx.metadata.deleteAsset(asset.account_id, asset.id, ctx.now())) await collectBlob(ctx, asset.blob_key);
+      // The verdict is about the bytes: every asset over them goes, in every
+      // account, and the same bytes are refused from now on, so neither
+      // from-hash nor a re-upload during or after the scan keeps them.
+      const removed = await ctx.blobLocks.run(asset.blob_key, () =>
+        ctx.metadata.blockBlob(asset.blob_key, verdict.reason ?? 'refused by scanner', ctx.now()),
+      );
+      ctx.logger.warn('scanner refused content', { blob_key: asset.blob_key, assets_removed: removed, reason: verdict.reason });
+      await collectBlob(ctx, asset.blob_key);
     }
   });
 }

@@ -95,7 +95,8 @@ export async function uploadAsset(request: Request, ctx: ServiceContext): Promis
       staged = null;
       commitment.committed();
       const view = await assetView(ctx, request, result.asset, result.created_new);
-      scheduleScan(ctx, result.asset, view);
+      // Bytes are scanned once, when first stored; a dedup hit was scanned then.
+      if (result.blob_created) scheduleScan(ctx, result.asset, view);
       return Response.json(view, { status: result.created_new ? 201 : 200 });
     } catch (err) {
       if (staged) await (staged as StagedBlob).writer.abort();

@@ -22,6 +22,7 @@ export function createMemoryMetadataStore(): MetadataStore {
   const idempotency = new Map<string, { expires_at: number }>(); // `${account}\0${key}`
   const blobs = new Map<string, BlobRecord>();
   const assets = new Map<string, NewAsset>();
+  const blocked = new Set<string>();
 
   // Copies out, so callers can never mutate the stored records.
   const view = (a: NewAsset): AssetRecord => {
@@ -135,6 +136,16 @@ export function createMemoryMetadataStore(): MetadataStore {
         .slice(0, limit)
         .map((b) => b.key);
     },
+    async blockBlob(key, _reason, _now) {
+      blocked.add(key);
+      const ids = [...assets.values()].filter((a) => a.blob_key === key).map((a) => a.id);
+      for (const id of ids) assets.delete(id);
+      return ids;
+    },
+    async isBlobBlocked(key) {
+      return blocked.has(key);
+    },
+
     async deleteBlobIfUnreferenced(key) {
       for (const a of assets.values()) if (a.blob_key === key) return false;
       return blobs.delete(key);

@@ -126,6 +126,21 @@ export function createSqlMetadataStore(db: Kysely<Database>): MetadataStore {
       return Number(result.numDeletedRows) > 0;
     },
 
+    async blockBlob(key, reason, now) {
+      return db.transaction().execute(async (tx) => {
+        await tx
+          .insertInto('blocked_blobs')
+          .values({ key, reason, created_at: now })
+          .onConflict((oc) => oc.column('key').doNothing())
+          .execute();
+        const rows = await tx.deleteFrom('assets').where('blob_key', '=', key).returning('id').execute();
+        return rows.map((r) => r.id);
+      });
+    },
+    async isBlobBlocked(key) {
+      return (await db.selectFrom('blocked_blobs').select('key').where('key', '=', key).executeTakeFirst()) !== undefined;
+    },
+
     async deleteExpiredAssets(now, limit) {
       // DELETE ... LIMIT is not portable; an IN subquery with LIMIT is. RETURNING
       // reports only rows this statement removed, so two sweepers never double-count.

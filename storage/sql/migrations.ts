@@ -65,9 +65,17 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('assets_account_blob_idx').on('assets').columns(['account_id', 'blob_key']).execute();
       await db.schema.createIndex('assets_expires_at_idx').on('assets').column('expires_at').execute();
       await db.schema.createIndex('assets_blob_key_idx').on('assets').column('blob_key').execute();
+
+      // Content a scanner refused: kept after its blob is collected, so the same bytes stay refused.
+      await db.schema
+        .createTable('blocked_blobs')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('reason', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
     },
     async down(db: Kysely<any>) {
-      for (const table of ['assets', 'blobs', 'idempotency_keys', 'api_keys', 'accounts', 'settings']) {
+      for (const table of ['blocked_blobs', 'assets', 'blobs', 'idempotency_keys', 'api_keys', 'accounts', 'settings']) {
         await db.schema.dropTable(table).execute();
       }
     },

@@ -54,7 +54,14 @@ export interface AssetsTable {
   job_id: string | null;
 }
 
+export interface BlockedBlobsTable {
+  key: string;
+  reason: string;
+  created_at: Int8;
+}
+
 export interface Database {
+  blocked_blobs: BlockedBlobsTable;
   settings: SettingsTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;

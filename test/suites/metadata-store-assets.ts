@@ -48,6 +48,21 @@ export function assetCases(getStore: () => MetadataStore): void {
       expect(await store.listUnreferencedBlobs(10)).toEqual(['b1']); // one row, not two
     });
 
+    it('blockBlob deletes every account\'s assets over the blob and remembers the block', async () => {
+      await commit('a1', 'b1');
+      await commit('a2', 'b1', { account_id: 'acc2' });
+      await commit('a3', 'b2');
+      expect(await store.isBlobBlocked('b1')).toBe(false);
+      expect((await store.blockBlob('b1', 'malware', T0)).sort()).toEqual(['a1', 'a2']);
+      expect(await store.isBlobBlocked('b1')).toBe(true);
+      expect(await store.isBlobBlocked('b2')).toBe(false);
+      expect(await store.getAsset('acc2', 'a2', T0)).toBeNull();
+      expect(await store.getAsset('acc1', 'a3', T0)).not.toBeNull();
+      expect(await store.deleteBlobIfUnreferenced('b1')).toBe(true);
+      expect(await store.isBlobBlocked('b1')).toBe(true); // outlives the blob row
+      expect(await store.blockBlob('b1', 'again', T0)).toEqual([]);
+    });
+
     it('concurrent commits of one new blob create it exactly once', async () => {
       const results = await Promise.all(['a1', 'a2', 'a3', 'a4', 'a5'].map((id) => commit(id, 'b1')));
       expect(results.filter((r) => r.blob_created)).toHaveLength(1);
