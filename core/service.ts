@@ -5,6 +5,7 @@ import type { ServiceContext } from './context.ts';
 import { createAuthenticator } from './auth.ts';
 import { createHasher } from './hash.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
+import { envelope } from './errors.ts';
 import { consoleLogger } from './log.ts';
 import { createRouter } from './routes.ts';
 import { createUrlSigner, randomSecret } from './signing.ts';
@@ -21,6 +22,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   // A persisted random key keeps signed URLs valid across restarts without configuration.
   const secret = options.signingSecret ?? (await metadata.initSetting('url_signing_secret', randomSecret()));
   const pending = new Set<Promise<void>>();
+  const inflight = new Set<Promise<void>>();
   let closed = false;
 
   const ctx: ServiceContext = {
@@ -71,8 +73,16 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
   return {
     fetch: (request) => {
-      if (closed) return Promise.resolve(new Response('service closed', { status: 503 }));
-      return handle(request);
+      if (closed) {
+        return Promise.resolve(
+          Response.json(envelope('upstream_error', 'The service is shutting down.'), { status: 503, headers: { 'Retry-After': '1' } }),
+        );
+      }
+      // Tracked so close() lets requests under way finish before the stores close.
+      const p = handle(request);
+      const settled = p.then(() => undefined, () => undefined).finally(() => inflight.delete(settled));
+      inflight.add(settled);
+      return p;
     },
     websocket: createWebSocketHooks(),
     sweep: runSweep,
@@ -81,6 +91,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       if (closed) return;
       closed = true;
       if (timer) clearInterval(timer);
+      await Promise.all([...inflight]);
       await sweeping;
       await idle();
       await metadata.close();

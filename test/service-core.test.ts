@@ -124,3 +124,44 @@ describe('hasher option', () => {
     await service.close();
   });
 });
+
+describe('close', () => {
+  it('lets a request under way finish before the stores close, and refuses new ones with 503', async () => {
+    const { service, get } = await setup();
+    const enc = new TextEncoder();
+    const head = enc.encode(
+      '--b\r\nContent-Disposition: form-data; name="content_type"\r\n\r\ntext/plain\r\n' +
+        '--b\r\nContent-Disposition: form-data; name="file_path"\r\n\r\nslow.txt\r\n' +
+        '--b\r\nContent-Disposition: form-data; name="file"; filename="slow.txt"\r\n\r\nslow ',
+    );
+    let finish!: () => void;
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(head);
+        finish = () => {
+          c.enqueue(enc.encode('bytes\r\n--b--\r\n'));
+          c.close();
+        };
+      },
+    });
+    const uploading = get('/api/v2/assets', {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'multipart/form-data; boundary=b' },
+      duplex: 'half',
+    } as RequestInit);
+    await new Promise((r) => setTimeout(r, 20));
+    let closed = false;
+    const closing = service.close().then(() => (closed = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(closed).toBe(false);
+    const refused = await get('/api/v2/openapi.json');
+    expect(refused.status).toBe(503);
+    expect(((await refused.json()) as any).error.code).toBe('upstream_error');
+    finish();
+    const res = await uploading;
+    expect(res.status).toBe(201);
+    await closing;
+    expect(closed).toBe(true);
+  });
+});
