@@ -30,6 +30,7 @@ export const filePath = v.pipe(
 
 const blake3 = v.pipe(
   v.string(),
+  v.trim(),
   v.toLowerCase(),
   v.regex(HASH_PATTERN, 'must be blake3:<64 hex digits>'),
 );
