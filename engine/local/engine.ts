@@ -44,7 +44,7 @@ export function createLocalEngine(opts: LocalEngineOptions = {}): Engine {
     const results = new Map<string, NodeResult>();
     const cached: string[] = [];
     for (const p of plan) {
-      const hit = p.cacheable ? cache.get(p.cache_key) : undefined;
+      const hit = acrossJobs(p) ? cache.get(p.cache_key) : undefined;
       if (hit) {
         results.set(p.cache_key, hit);
         cached.push(p.id);
@@ -65,7 +65,7 @@ export function createLocalEngine(opts: LocalEngineOptions = {}): Engine {
         }
         result = await runNode(p, inputs, ctx, settings);
         results.set(p.cache_key, result);
-        if (p.cacheable) cache.set(p.cache_key, result);
+        if (acrossJobs(p)) cache.set(p.cache_key, result);
       }
       if (result.ui || p.node.definition.output_node) ctx.emit({ type: 'executed', node_id: p.id, output: result.ui ?? {} });
     }
@@ -80,6 +80,14 @@ export function createLocalEngine(opts: LocalEngineOptions = {}): Engine {
     close: async () => cache.clear(),
   };
 }
+
+/**
+ * Whether a node's result may come from, or go to, the cross-job cache. Output
+ * nodes never do: they commit the job's own outputs (assets of its account),
+ * so each job runs them, fed from the cache; a cached one would leave the job
+ * without outputs and show another job's files.
+ */
+const acrossJobs = (p: PlannedNode) => p.cacheable && !p.node.definition.output_node;
 
 /** The plan's nodes that must be visited: walking back from the outputs, stopping at nodes that have a result. */
 function needed(plan: PlannedNode[], byId: Map<string, PlannedNode>, results: Map<string, NodeResult>): PlannedNode[] {

@@ -71,10 +71,10 @@ describe('createLocalEngine: execute', () => {
     w.b5 = { class_type: 'ShowAny', inputs: { value: ['b3', 0] } };
     const fake = createFakeExecutionContext();
     await engine.execute(job(w, 'job-2'), fake.ctx);
-    expect(fake.of('cached')).toEqual([{ type: 'cached', node_ids: ['b1', 'b2', 'b3', 'b4'] }]);
-    expect(runs).toEqual({ Number: 2, Add: 1, Show: 1, ShowAny: 1 });
-    expect(fake.of('executing').map((e) => e.node_id)).toEqual(['b5']);
-    // Cached output nodes still report their ui.
+    // Output nodes are not served across jobs: each job commits its own outputs.
+    expect(fake.of('cached')).toEqual([{ type: 'cached', node_ids: ['b1', 'b2', 'b3'] }]);
+    expect(runs).toEqual({ Number: 2, Add: 1, Show: 2, ShowAny: 1 });
+    expect(fake.of('executing').map((e) => e.node_id).sort()).toEqual(['b4', 'b5']);
     expect(fake.of('executed')).toEqual([
       { type: 'executed', node_id: 'b4', output: { text: ['7'] } },
       { type: 'executed', node_id: 'b5', output: { text: ['7'] } },
@@ -120,9 +120,10 @@ describe('createLocalEngine: execute', () => {
     await engine.execute(job(sum('')), createFakeExecutionContext().ctx);
     const fake = createFakeExecutionContext();
     await engine.execute(job(sum(''), 'job-2'), fake.ctx);
-    // Only Add and Show (the last two stored) survived; Show is served, so nothing upstream runs.
-    expect(fake.of('cached')[0].node_ids).toEqual(['3', '4']);
-    expect(runs).toEqual({ Number: 2, Add: 1, Show: 1 });
+    // Only the second Number and Add (the last two stored) survived; the output
+    // node Show runs again on the cached Add, so nothing upstream runs.
+    expect(fake.of('cached')[0].node_ids).toEqual(['2', '3']);
+    expect(runs).toEqual({ Number: 2, Add: 1, Show: 2 });
   });
 
   it('turns a node exception into an ExecutionError naming the node', async () => {

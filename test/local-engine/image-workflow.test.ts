@@ -37,6 +37,21 @@ describe('local engine with the built-in image nodes', () => {
     await engine.close();
   });
 
+  it('a repeated job commits its own outputs, fed from the cache', async () => {
+    const engine = createLocalEngine();
+    const workflow = {
+      '1': { class_type: 'EmptyImage', inputs: { width: 3, height: 2, batch_size: 1, color: 0x123456 } },
+      '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'again' } },
+    };
+    const first = createFakeExecutionContext();
+    await engine.execute({ id: 'job-a', account_id: 'alice', workflow }, first.ctx);
+    const second = createFakeExecutionContext();
+    await engine.execute({ id: 'job-b', account_id: 'bob', workflow }, second.ctx);
+    expect(second.of('cached')[0].node_ids).toEqual(['1']);
+    expect(second.outputs).toHaveLength(1);
+    expect(second.outputs[0].bytes).toEqual(first.outputs[0].bytes);
+  });
+
   it('lists the image nodes in its definitions with the reference IO names', async () => {
     const defs = await createLocalEngine().nodeDefinitions();
     expect(Object.keys(defs.EmptyImage.input.required)).toEqual(['width', 'height', 'batch_size', 'color']);
