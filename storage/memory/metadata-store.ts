@@ -1,7 +1,7 @@
 // In-process MetadataStore over plain maps: for tests, examples and
 // single-process use without persistence. Mirrors the SQL store's semantics
 // (unique blob hash, live = no expiry or expiry after `now`) so both pass the
-// same conformance suite.
+// same conformance suite. Job methods come from job-store.ts.
 import type {
   AccountRecord,
   AssetRecord,
@@ -10,6 +10,7 @@ import type {
   MetadataStore,
   NewAsset,
 } from '../types.ts';
+import { createMemoryJobStore } from './job-store.ts';
 
 const DEFAULT_TIER = 'default';
 
@@ -34,6 +35,7 @@ export function createMemoryMetadataStore(): MetadataStore {
   const idemKey = (accountId: string, key: string) => `${accountId}\0${key}`;
 
   return {
+    ...createMemoryJobStore(() => [...assets.values()].map(view)),
     async migrate() {},
 
     async getSetting(key) {

@@ -1,8 +1,10 @@
 // MetadataStore over kysely, dialect-neutral: only constructs SQLite and
 // PostgreSQL share (ON CONFLICT, RETURNING, NOT EXISTS, IN subqueries with
 // LIMIT), so the same code serves the embedded and the scale-out database.
+// Job methods come from job-store.ts.
 import type { Kysely } from 'kysely';
 import type { MetadataStore } from '../types.ts';
+import { createSqlJobStore } from './job-store.ts';
 import { migrateToLatest } from './migrations.ts';
 import { live, selectAssets, unreferenced, toAccount, toAsset, toBlob } from './rows.ts';
 import type { Database } from './schema.ts';
@@ -13,6 +15,7 @@ export function createSqlMetadataStore(db: Kysely<Database>): MetadataStore {
   let closed = false;
 
   return {
+    ...createSqlJobStore(db),
     migrate: () => migrateToLatest(db),
 
     async getSetting(key) {

@@ -73,9 +73,39 @@ export const migrations: Record<string, Migration> = {
         .addColumn('reason', 'text', (c) => c.notNull())
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .execute();
+
+      // Named counters bumped with an upsert ... RETURNING inside the writer's
+      // transaction; the row lock orders concurrent writers (see sql/job-store.ts).
+      await db.schema
+        .createTable('counters')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'bigint', (c) => c.notNull())
+        .execute();
+
+      // JSON columns are text, not jsonb: the store only round-trips them,
+      // and text means the same on both dialects.
+      await db.schema
+        .createTable('jobs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('workflow', 'text', (c) => c.notNull())
+        .addColumn('seq', 'bigint', (c) => c.notNull().unique())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('started_at', 'bigint')
+        .addColumn('completed_at', 'bigint')
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('progress', 'text')
+        .addColumn('error', 'text')
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      // The scheduler's scans: global FIFO per status, per-account FIFO, and the retention sweep.
+      await db.schema.createIndex('jobs_status_seq_idx').on('jobs').columns(['status', 'seq']).execute();
+      await db.schema.createIndex('jobs_account_status_seq_idx').on('jobs').columns(['account_id', 'status', 'seq']).execute();
+      await db.schema.createIndex('jobs_expires_at_idx').on('jobs').column('expires_at').execute();
     },
     async down(db: Kysely<any>) {
-      for (const table of ['blocked_blobs', 'assets', 'blobs', 'idempotency_keys', 'api_keys', 'accounts', 'settings']) {
+      for (const table of ['jobs', 'counters', 'blocked_blobs', 'assets', 'blobs', 'idempotency_keys', 'api_keys', 'accounts', 'settings']) {
         await db.schema.dropTable(table).execute();
       }
     },

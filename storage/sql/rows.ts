@@ -1,7 +1,8 @@
 // Row <-> record mapping for the SQL metadata store: int8 columns to numbers,
-// tags from JSON, and the asset query that takes hash and size from the blob.
+// tags and job payloads from JSON, and the asset query that takes hash and
+// size from the blob.
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
-import type { AccountRecord, AssetRecord, BlobRecord } from '../types.ts';
+import type { AccountRecord, AssetRecord, BlobRecord, JobRecord } from '../types.ts';
 import { toNumber, type Database } from './schema.ts';
 
 /** Live means not expired at `now`; a null expiry never expires. */
@@ -35,4 +36,21 @@ export const toBlob = (r: Selectable<Database['blobs']>): BlobRecord => ({
   ...r,
   size: toNumber(r.size),
   created_at: toNumber(r.created_at),
+});
+
+const nullableNumber = (v: number | string | bigint | null) => (v === null ? null : toNumber(v));
+const nullableJson = (v: string | null) => (v === null ? null : (JSON.parse(v) as Record<string, unknown>));
+
+export const toJob = (r: Selectable<Database['jobs']>): JobRecord => ({
+  ...r,
+  workflow: JSON.parse(r.workflow) as Record<string, unknown>,
+  seq: toNumber(r.seq),
+  created_at: toNumber(r.created_at),
+  started_at: nullableNumber(r.started_at),
+  completed_at: nullableNumber(r.completed_at),
+  expires_at: toNumber(r.expires_at),
+  progress: nullableJson(r.progress),
+  error: nullableJson(r.error),
+  // int4 comes back as a number from both drivers; Number() guards odd ones.
+  attempts: Number(r.attempts),
 });

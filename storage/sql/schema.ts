@@ -1,5 +1,6 @@
 // Kysely table types of the metadata schema (see migrations.ts). One schema
-// for every dialect: times are epoch-ms integers, tags are JSON text.
+// for every dialect: times are epoch-ms integers, tags and job payloads are
+// JSON text.
 import type { ColumnType } from 'kysely';
 
 /**
@@ -60,8 +61,35 @@ export interface BlockedBlobsTable {
   created_at: Int8;
 }
 
+export interface JobsTable {
+  id: string;
+  account_id: string;
+  status: string;
+  /** JSON object: the API-format workflow. */
+  workflow: string;
+  /** Taken from `counters` (name `job_seq`) in the inserting transaction. */
+  seq: Int8;
+  created_at: Int8;
+  started_at: NullableInt8;
+  completed_at: NullableInt8;
+  expires_at: Int8;
+  /** JSON object or null. */
+  progress: string | null;
+  /** JSON object (a JobError) or null. */
+  error: string | null;
+  attempts: number;
+}
+
+/** Named monotonic counters (see storage/sql/job-store.ts for why not a sequence). */
+export interface CountersTable {
+  name: string;
+  value: Int8;
+}
+
 export interface Database {
   blocked_blobs: BlockedBlobsTable;
+  jobs: JobsTable;
+  counters: CountersTable;
   settings: SettingsTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;

@@ -1,8 +1,9 @@
 // The one conformance suite every MetadataStore runs (memory, SQLite, later
 // PostgreSQL). Each test gets a fresh store from `make`; the asset and blob
-// cases live in metadata-store-assets.ts.
+// cases live in metadata-store-assets.ts, the job cases in job-store.ts.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { MetadataStore } from '../../storage/types.ts';
+import { jobStoreCases } from './job-store.ts';
 import { assetCases } from './metadata-store-assets.ts';
 
 export interface MetadataStoreFixture {
@@ -114,5 +115,6 @@ export function metadataStoreSuite(name: string, make: () => Promise<MetadataSto
     });
 
     assetCases(() => store);
+    jobStoreCases(() => store);
   });
 }

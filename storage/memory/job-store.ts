@@ -1,0 +1,102 @@
+// In-process JobStore over a map, spread into the memory metadata store.
+// Every method does its check and its write without an await in between, so
+// on one event loop a compare-and-set is atomic, as the SQL store's
+// conditional UPDATE is. Semantics mirror storage/sql/job-store.ts.
+import type { AssetRecord, JobRecord, JobStore } from '../types.ts';
+
+const EXPIRED = 'expired';
+/** Progress after a job has left these statuses would overwrite a final snapshot. */
+const PROGRESS_STATUSES = new Set(['running', 'canceling']);
+
+const bySeq = (x: JobRecord, y: JobRecord) => x.seq - y.seq;
+
+// Deep copies in and out: JSON columns must not alias caller objects, just as
+// a database round-trip would not.
+const copy = (job: JobRecord): JobRecord => structuredClone(job);
+
+/** `assets` yields every stored asset as a record (the metadata store owns them). */
+export function createMemoryJobStore(assets: () => Iterable<AssetRecord>): JobStore {
+  const jobs = new Map<string, JobRecord>();
+  let lastSeq = 0;
+
+  const select = (pred: (j: JobRecord) => boolean) => [...jobs.values()].filter(pred).sort(bySeq);
+
+  return {
+    async createJob(job) {
+      if (jobs.has(job.id)) throw new Error(`job ${job.id} already exists`);
+      const record: JobRecord = {
+        ...structuredClone(job),
+        seq: ++lastSeq,
+        started_at: null,
+        completed_at: null,
+        progress: null,
+        error: null,
+        attempts: 0,
+      };
+      jobs.set(job.id, record);
+      return copy(record);
+    },
+    async getJob(accountId, id) {
+      const job = jobs.get(id);
+      return job && job.account_id === accountId ? copy(job) : null;
+    },
+    async getJobById(id) {
+      const job = jobs.get(id);
+      return job ? copy(job) : null;
+    },
+
+    async transitionJob(id, from, to, patch = {}) {
+      const job = jobs.get(id);
+      if (!job || job.status !== from) return false;
+      const { add_attempts, ...fields } = structuredClone(patch);
+      // Only keys present in the patch change; an explicit null clears.
+      for (const [k, v] of Object.entries(fields)) if (v !== undefined) Object.assign(job, { [k]: v });
+      job.attempts += add_attempts ?? 0;
+      job.status = to;
+      return true;
+    },
+    async saveProgress(id, progress) {
+      const job = jobs.get(id);
+      if (job && PROGRESS_STATUSES.has(job.status)) job.progress = structuredClone(progress);
+    },
+
+    async listJobsByStatus(statuses, limit) {
+      const wanted = new Set(statuses);
+      return select((j) => wanted.has(j.status)).slice(0, limit).map(copy);
+    },
+    async listQueuedJobs(accountId, limit) {
+      return select((j) => j.status === 'queued' && j.account_id === accountId).slice(0, limit).map(copy);
+    },
+    async listAccountsWithQueuedJobs(limit) {
+      const oldest = new Map<string, number>();
+      // Ascending seq, so the first job seen per account is its oldest.
+      for (const j of select((j) => j.status === 'queued')) if (!oldest.has(j.account_id)) oldest.set(j.account_id, j.seq);
+      return [...oldest].map(([account_id, oldest_seq]) => ({ account_id, oldest_seq })).slice(0, limit);
+    },
+    async countJobs(statuses, accountId) {
+      const wanted = new Set(statuses);
+      return select((j) => wanted.has(j.status) && (accountId === undefined || j.account_id === accountId)).length;
+    },
+    async countQueuedBefore(seq) {
+      return select((j) => j.status === 'queued' && j.seq < seq).length;
+    },
+
+    async expireJobs(terminalStatuses, now, limit) {
+      // `expired` is never a source, so a second sweep finds nothing to report.
+      const from = new Set(terminalStatuses.filter((s) => s !== EXPIRED));
+      const due = [...jobs.values()]
+        .filter((j) => from.has(j.status) && j.expires_at <= now)
+        .sort((x, y) => x.expires_at - y.expires_at || x.seq - y.seq)
+        .slice(0, limit);
+      for (const j of due) j.status = EXPIRED;
+      return due.map((j) => j.id);
+    },
+
+    async listJobAssets(accountId, jobId) {
+      // Commit order as the SQL store defines it: created_at, then id.
+      return [...assets()]
+        .filter((a) => a.job_id === jobId && a.account_id === accountId)
+        .sort((x, y) => x.created_at - y.created_at || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+    },
+  };
+}

@@ -1,0 +1,173 @@
+// JobStore over kysely, spread into the SQL metadata store. Every status
+// change is one conditional UPDATE (`... WHERE status = from`) whose row count
+// says who won, so instances sharing a database never both move a job.
+//
+// `seq` comes from a `counters` row bumped with INSERT ... ON CONFLICT DO
+// UPDATE ... RETURNING in the job insert's transaction. Why not the others:
+// - `max(seq)+1` races on PostgreSQL (two transactions read the same max);
+// - autoincrement is spelled differently per dialect, and SQLite's only
+//   works on an INTEGER PRIMARY KEY (ours is the text id);
+// - a PostgreSQL sequence hands out numbers outside the transaction, so a
+//   lower seq can commit after a higher one, and a FIFO reader that has seen
+//   seq N could later discover N-1.
+// The counter row stays locked until the insert commits, so seqs are unique
+// and become visible in increasing order; the price, one serialised row per
+// submission, is small next to running a workflow.
+import type { Kysely, Updateable } from 'kysely';
+import type { JobRecord, JobStore } from '../types.ts';
+import { selectAssets, toAsset, toJob } from './rows.ts';
+import { toNumber, type Database, type JobsTable } from './schema.ts';
+
+const JOB_SEQ = 'job_seq';
+const EXPIRED = 'expired';
+/** Progress after a job has left these statuses would overwrite a final snapshot. */
+const PROGRESS_STATUSES = ['running', 'canceling'];
+
+const json = (v: Record<string, unknown> | null) => (v === null ? null : JSON.stringify(v));
+
+export function createSqlJobStore(db: Kysely<Database>): JobStore {
+  return {
+    async createJob(job) {
+      return db.transaction().execute(async (tx) => {
+        const { value } = await tx
+          .insertInto('counters')
+          .values({ name: JOB_SEQ, value: 1 })
+          .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ value: eb('counters.value', '+', 1) })))
+          .returning('value')
+          .executeTakeFirstOrThrow();
+        const record: JobRecord = {
+          ...job,
+          seq: toNumber(value),
+          started_at: null,
+          completed_at: null,
+          progress: null,
+          error: null,
+          attempts: 0,
+        };
+        await tx
+          .insertInto('jobs')
+          .values({ ...record, workflow: JSON.stringify(job.workflow), progress: null, error: null })
+          .execute();
+        // Parsed back, so the caller holds no alias of its own input, as with reads.
+        return { ...record, workflow: JSON.parse(JSON.stringify(job.workflow)) as Record<string, unknown> };
+      });
+    },
+    async getJob(accountId, id) {
+      const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+      return row ? toJob(row) : null;
+    },
+    async getJobById(id) {
+      const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+      return row ? toJob(row) : null;
+    },
+
+    async transitionJob(id, from, to, patch = {}) {
+      const { add_attempts, progress, error, ...times } = patch;
+      const result = await db
+        .updateTable('jobs')
+        .set((eb) => {
+          const set: Updateable<JobsTable> = { status: to };
+          // Only keys present in the patch change; an explicit null clears.
+          for (const [k, v] of Object.entries(times)) if (v !== undefined) Object.assign(set, { [k]: v });
+          if (progress !== undefined) set.progress = json(progress);
+          if (error !== undefined) set.error = json(error);
+          return add_attempts ? { ...set, attempts: eb('attempts', '+', add_attempts) } : set;
+        })
+        .where('id', '=', id)
+        .where('status', '=', from)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+    async saveProgress(id, progress) {
+      await db
+        .updateTable('jobs')
+        .set({ progress: JSON.stringify(progress) })
+        .where('id', '=', id)
+        .where('status', 'in', PROGRESS_STATUSES)
+        .execute();
+    },
+
+    async listJobsByStatus(statuses, limit) {
+      // `IN ()` is a syntax error on PostgreSQL, so an empty set never reaches SQL.
+      if (statuses.length === 0) return [];
+      const rows = await db.selectFrom('jobs').selectAll().where('status', 'in', statuses).orderBy('seq').limit(limit).execute();
+      return rows.map(toJob);
+    },
+    async listQueuedJobs(accountId, limit) {
+      const rows = await db
+        .selectFrom('jobs')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('status', '=', 'queued')
+        .orderBy('seq')
+        .limit(limit)
+        .execute();
+      return rows.map(toJob);
+    },
+    async listAccountsWithQueuedJobs(limit) {
+      const rows = await db
+        .selectFrom('jobs')
+        .select((eb) => ['account_id', eb.fn.min('seq').as('oldest_seq')])
+        .where('status', '=', 'queued')
+        .groupBy('account_id')
+        .orderBy('oldest_seq')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => ({ account_id: r.account_id, oldest_seq: toNumber(r.oldest_seq) }));
+    },
+    async countJobs(statuses, accountId) {
+      if (statuses.length === 0) return 0;
+      let query = db.selectFrom('jobs').select((eb) => eb.fn.countAll().as('n')).where('status', 'in', statuses);
+      if (accountId !== undefined) query = query.where('account_id', '=', accountId);
+      return toNumber((await query.executeTakeFirstOrThrow()).n);
+    },
+    async countQueuedBefore(seq) {
+      const row = await db
+        .selectFrom('jobs')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('status', '=', 'queued')
+        .where('seq', '<', seq)
+        .executeTakeFirstOrThrow();
+      return toNumber(row.n);
+    },
+
+    async expireJobs(terminalStatuses, now, limit) {
+      // `expired` is never a source, so a second sweep finds nothing to report.
+      const from = terminalStatuses.filter((s) => s !== EXPIRED);
+      if (from.length === 0) return [];
+      // UPDATE ... LIMIT is not portable; an IN subquery with LIMIT is. The
+      // outer WHERE repeats the condition: PostgreSQL re-checks it on a row a
+      // concurrent sweeper just moved, and RETURNING reports only rows this
+      // statement changed, so two sweepers never both report a job.
+      const rows = await db
+        .updateTable('jobs')
+        .set({ status: EXPIRED })
+        .where('id', 'in', (eb) =>
+          eb
+            .selectFrom('jobs')
+            .select('id')
+            .where('status', 'in', from)
+            .where('expires_at', '<=', now)
+            .orderBy('expires_at')
+            .orderBy('seq')
+            .limit(limit),
+        )
+        .where('status', 'in', from)
+        .where('expires_at', '<=', now)
+        .returning('id')
+        .execute();
+      return rows.map((r) => r.id);
+    },
+
+    async listJobAssets(accountId, jobId) {
+      // Assets carry no commit sequence; created_at (stamped at commit) then id stands in for it.
+      const rows = await selectAssets(db)
+        .where('assets.job_id', '=', jobId)
+        .where('assets.account_id', '=', accountId)
+        .orderBy('assets.created_at')
+        .orderBy('assets.id')
+        .execute();
+      return rows.map(toAsset);
+    },
+  };
+}

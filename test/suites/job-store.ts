@@ -1,0 +1,297 @@
+// Job cases of the MetadataStore conformance suite (see metadata-store.ts,
+// which runs them against a fresh store per test). Concurrency cases fire
+// calls together through one store; every implementation must still let
+// exactly one compare-and-set win.
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { MetadataStore, NewAsset, NewJob } from '../../storage/types.ts';
+
+const T0 = 1_700_000_000_000;
+const DAY = 86_400_000;
+const TERMINAL = ['succeeded', 'failed', 'canceled', 'expired'];
+
+const job = (id: string, over: Partial<NewJob> = {}): NewJob => ({
+  id,
+  account_id: 'acc1',
+  status: 'queued',
+  workflow: { '1': { class_type: 'LoadImage', inputs: { image: 'cat.png' } } },
+  created_at: T0,
+  expires_at: T0 + DAY,
+  ...over,
+});
+
+const asset = (id: string, over: Partial<NewAsset> = {}): NewAsset => ({
+  id,
+  account_id: 'acc1',
+  blob_key: `blob-${id}`,
+  content_type: 'image/png',
+  file_path: null,
+  tags: [],
+  created_at: T0,
+  expires_at: null,
+  job_id: null,
+  ...over,
+});
+
+export function jobStoreCases(getStore: () => MetadataStore): void {
+  describe('jobs', () => {
+    let store: MetadataStore;
+    beforeEach(() => {
+      store = getStore();
+    });
+    const ids = (jobs: Array<{ id: string }>) => jobs.map((j) => j.id);
+    /** Creates jobs in order; each later one gets a larger seq. */
+    const createAll = async (...jobs: NewJob[]) => {
+      const out = [];
+      for (const j of jobs) out.push(await store.createJob(j));
+      return out;
+    };
+    const statusOf = async (id: string) => (await store.getJobById(id))?.status;
+
+    it('createJob fills the defaults and hands out increasing seqs', async () => {
+      const [a, b, c] = await createAll(job('j1'), job('j2', { account_id: 'acc2' }), job('j3'));
+      expect(a).toEqual({ ...job('j1'), seq: expect.any(Number), started_at: null, completed_at: null, progress: null, error: null, attempts: 0 });
+      expect(b!.seq).toBeGreaterThan(a!.seq);
+      expect(c!.seq).toBeGreaterThan(b!.seq);
+      expect(await store.getJobById('j1')).toEqual(a);
+    });
+
+    it('concurrent creates get distinct seqs; a rejected duplicate id changes nothing', async () => {
+      const made = await Promise.all(Array.from({ length: 10 }, (_, i) => store.createJob(job(`c${i}`))));
+      expect(new Set(made.map((j) => j.seq)).size).toBe(10);
+      await expect(store.createJob(job('c0', { account_id: 'acc2' }))).rejects.toThrow();
+      expect((await store.getJobById('c0'))?.account_id).toBe('acc1');
+      const next = await store.createJob(job('after'));
+      expect(next.seq).toBeGreaterThan(Math.max(...made.map((j) => j.seq)));
+    });
+
+    it('getJob returns only the account\'s own job; getJobById any account\'s', async () => {
+      const created = await store.createJob(job('j1'));
+      expect(await store.getJob('acc1', 'j1')).toEqual(created);
+      expect(await store.getJob('acc2', 'j1')).toBeNull();
+      expect(await store.getJob('acc1', 'missing')).toBeNull();
+      expect(await store.getJobById('j1')).toEqual(created);
+      expect(await store.getJobById('missing')).toBeNull();
+    });
+
+    it('JSON columns round-trip and stored records do not alias caller objects', async () => {
+      const workflow = { '3': { class_type: 'KSampler', inputs: { seed: 2 ** 40, cfg: 7.5, denoise: 1, model: ['4', 0], tag: 'ünïcødé ✓', extra: null, on: true } } };
+      const progress = { node: '3', value: 5, max: 20, nested: { list: [1, 'two', null] } };
+      const error = { type: 'execution_error', message: 'boom', details: { node_id: '3', traceback: ['a', 'b'] } };
+      const created = await store.createJob(job('j1', { workflow }));
+      expect(created.workflow).toEqual(workflow);
+      (created.workflow['3'] as Record<string, unknown>).class_type = 'mutated';
+      workflow['3'].class_type = 'mutated too';
+      await store.transitionJob('j1', 'queued', 'running', { started_at: T0 + 1 });
+      await store.saveProgress('j1', progress);
+      progress.value = 99;
+      await store.transitionJob('j1', 'running', 'failed', { completed_at: T0 + 2, error });
+      const read = await store.getJobById('j1');
+      expect((read!.workflow['3'] as Record<string, unknown>).class_type).toBe('KSampler');
+      expect(read!.workflow).toEqual({ '3': { ...workflow['3'], class_type: 'KSampler' } });
+      expect(read!.progress).toEqual({ ...progress, value: 5 });
+      expect(read!.error).toEqual(error);
+      read!.error!.message = 'changed by reader';
+      expect((await store.getJobById('j1'))!.error).toEqual(error);
+    });
+
+    it('transitionJob moves only from the expected status and applies the patch', async () => {
+      await store.createJob(job('j1'));
+      expect(await store.transitionJob('j1', 'running', 'succeeded', { completed_at: T0 })).toBe(false);
+      expect(await store.getJobById('j1')).toMatchObject({ status: 'queued', completed_at: null });
+      expect(await store.transitionJob('j1', 'queued', 'running', { started_at: T0 + 1, progress: { p: 1 } })).toBe(true);
+      expect(await store.getJobById('j1')).toMatchObject({ status: 'running', started_at: T0 + 1, progress: { p: 1 }, completed_at: null, error: null });
+      // Absent keys stay as they are; an explicit null clears.
+      expect(await store.transitionJob('j1', 'running', 'succeeded', { completed_at: T0 + 2, progress: null })).toBe(true);
+      expect(await store.getJobById('j1')).toMatchObject({ status: 'succeeded', started_at: T0 + 1, completed_at: T0 + 2, progress: null });
+      expect(await store.transitionJob('j1', 'running', 'failed')).toBe(false);
+      expect(await store.transitionJob('missing', 'queued', 'running')).toBe(false);
+    });
+
+    it('of concurrent transitions from the same status exactly one wins', async () => {
+      await store.createJob(job('j1'));
+      const starts = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => store.transitionJob('j1', 'queued', 'running', { started_at: T0 + i, add_attempts: 1 })),
+      );
+      expect(starts.filter(Boolean)).toHaveLength(1);
+      const winner = starts.indexOf(true);
+      expect(await store.getJobById('j1')).toMatchObject({ status: 'running', started_at: T0 + winner, attempts: 1 });
+      const ends = await Promise.all([
+        store.transitionJob('j1', 'running', 'succeeded', { completed_at: T0 + 10 }),
+        store.transitionJob('j1', 'running', 'canceling'),
+        store.transitionJob('j1', 'running', 'failed', { error: { message: 'x' } }),
+      ]);
+      expect(ends.filter(Boolean)).toHaveLength(1);
+      const after = await store.getJobById('j1');
+      expect(after!.status).toBe(['succeeded', 'canceling', 'failed'][ends.indexOf(true)]);
+      expect(after!.error).toEqual(ends[2] ? { message: 'x' } : null); // a loser's patch left no trace
+    });
+
+    it('add_attempts adds to attempts, also across a restart', async () => {
+      await store.createJob(job('j1'));
+      await store.transitionJob('j1', 'queued', 'running', { add_attempts: 1 });
+      expect((await store.getJobById('j1'))!.attempts).toBe(1);
+      await store.transitionJob('j1', 'running', 'running', { add_attempts: 2 }); // a restart re-running it
+      expect((await store.getJobById('j1'))!.attempts).toBe(3);
+      await store.transitionJob('j1', 'running', 'succeeded');
+      expect((await store.getJobById('j1'))!.attempts).toBe(3);
+      expect(await store.transitionJob('j1', 'running', 'failed', { add_attempts: 5 })).toBe(false);
+      expect((await store.getJobById('j1'))!.attempts).toBe(3);
+    });
+
+    it('saveProgress writes only while running or canceling', async () => {
+      await store.createJob(job('j1'));
+      await store.saveProgress('j1', { step: 0 });
+      expect((await store.getJobById('j1'))!.progress).toBeNull(); // still queued
+      await store.transitionJob('j1', 'queued', 'running');
+      await store.saveProgress('j1', { step: 1 });
+      expect((await store.getJobById('j1'))!.progress).toEqual({ step: 1 });
+      await store.transitionJob('j1', 'running', 'canceling');
+      await store.saveProgress('j1', { step: 2 });
+      expect((await store.getJobById('j1'))!.progress).toEqual({ step: 2 });
+      await store.transitionJob('j1', 'canceling', 'canceled');
+      await store.saveProgress('j1', { step: 3 }); // a late event must not overwrite the final snapshot
+      expect((await store.getJobById('j1'))!.progress).toEqual({ step: 2 });
+      await store.saveProgress('missing', { step: 1 }); // no job: no error
+    });
+
+    it('listJobsByStatus: the given statuses, oldest seq first, up to the limit', async () => {
+      await createAll(job('q1'), job('r1', { account_id: 'acc2' }), job('q2'), job('s1'), job('r2'));
+      await store.transitionJob('r1', 'queued', 'running');
+      await store.transitionJob('r2', 'queued', 'running');
+      await store.transitionJob('s1', 'queued', 'running');
+      await store.transitionJob('s1', 'running', 'succeeded');
+      expect(ids(await store.listJobsByStatus(['running'], 10))).toEqual(['r1', 'r2']);
+      expect(ids(await store.listJobsByStatus(['queued', 'running'], 10))).toEqual(['q1', 'r1', 'q2', 'r2']);
+      expect(ids(await store.listJobsByStatus(['running', 'queued'], 3))).toEqual(['q1', 'r1', 'q2']);
+      expect(await store.listJobsByStatus(['failed'], 10)).toEqual([]);
+      expect(await store.listJobsByStatus([], 10)).toEqual([]);
+    });
+
+    it('listQueuedJobs: one account\'s queued jobs in submission order', async () => {
+      await createAll(job('a1'), job('b1', { account_id: 'acc2' }), job('a2'), job('a3'), job('a4'));
+      await store.transitionJob('a2', 'queued', 'running');
+      expect(ids(await store.listQueuedJobs('acc1', 10))).toEqual(['a1', 'a3', 'a4']);
+      expect(ids(await store.listQueuedJobs('acc1', 2))).toEqual(['a1', 'a3']);
+      expect(ids(await store.listQueuedJobs('acc2', 10))).toEqual(['b1']);
+      expect(await store.listQueuedJobs('nobody', 10)).toEqual([]);
+    });
+
+    it('listAccountsWithQueuedJobs: each account once, with its oldest queued seq, oldest first', async () => {
+      const [a1, b1, , c1, b2] = await createAll(
+        job('a1'),
+        job('b1', { account_id: 'acc2' }),
+        job('a2'),
+        job('c1', { account_id: 'acc3' }),
+        job('b2', { account_id: 'acc2' }),
+        job('d1', { account_id: 'acc4' }),
+      );
+      await store.transitionJob('a1', 'queued', 'running'); // acc1's oldest queued is now a2
+      await store.transitionJob('d1', 'queued', 'canceled'); // acc4 has none left
+      const a2 = (await store.getJobById('a2'))!;
+      expect(await store.listAccountsWithQueuedJobs(10)).toEqual([
+        { account_id: 'acc2', oldest_seq: b1!.seq },
+        { account_id: 'acc1', oldest_seq: a2.seq },
+        { account_id: 'acc3', oldest_seq: c1!.seq },
+      ]);
+      expect(a2.seq).toBeGreaterThan(a1!.seq);
+      expect(b2!.seq).toBeGreaterThan(b1!.seq);
+      expect(await store.listAccountsWithQueuedJobs(2)).toHaveLength(2);
+    });
+
+    it('countJobs over statuses, for all accounts or one', async () => {
+      await createAll(job('a1'), job('a2'), job('b1', { account_id: 'acc2' }), job('b2', { account_id: 'acc2' }));
+      await store.transitionJob('a1', 'queued', 'running');
+      await store.transitionJob('b1', 'queued', 'running');
+      expect(await store.countJobs(['queued'])).toBe(2);
+      expect(await store.countJobs(['queued', 'running'])).toBe(4);
+      expect(await store.countJobs(['running'], 'acc1')).toBe(1);
+      expect(await store.countJobs(['queued', 'running'], 'acc2')).toBe(2);
+      expect(await store.countJobs(['queued'], 'nobody')).toBe(0);
+      expect(await store.countJobs([])).toBe(0);
+    });
+
+    it('countQueuedBefore: queued jobs of any account submitted earlier', async () => {
+      const [j1, j2, j3, j4] = await createAll(job('j1'), job('j2', { account_id: 'acc2' }), job('j3'), job('j4'));
+      expect(await store.countQueuedBefore(j1!.seq)).toBe(0);
+      expect(await store.countQueuedBefore(j4!.seq)).toBe(3);
+      await store.transitionJob('j2', 'queued', 'running');
+      expect(await store.countQueuedBefore(j3!.seq)).toBe(1);
+      expect(await store.countQueuedBefore(j4!.seq)).toBe(2);
+      expect(j2!.seq).toBeLessThan(j3!.seq);
+    });
+
+    describe('expireJobs', () => {
+      /** A job already in `status`, through legal moves. */
+      const jobIn = async (id: string, status: string, expiresAt: number) => {
+        await store.createJob(job(id, { expires_at: expiresAt }));
+        const path: Record<string, string[]> = {
+          queued: [],
+          running: ['running'],
+          succeeded: ['running', 'succeeded'],
+          failed: ['running', 'failed'],
+          canceled: ['canceled'],
+        };
+        let from = 'queued';
+        for (const to of path[status]!) {
+          await store.transitionJob(id, from, to);
+          from = to;
+        }
+      };
+
+      it('moves only past-deadline jobs in the given statuses, once', async () => {
+        await jobIn('done', 'succeeded', T0 + 10);
+        await jobIn('failed', 'failed', T0 + 20);
+        await jobIn('canceled', 'canceled', T0 + 100); // at the deadline: expires, as assets do
+        await jobIn('fresh', 'succeeded', T0 + 101);
+        await jobIn('queued', 'queued', T0);
+        await jobIn('running', 'running', T0);
+        const expired = await store.expireJobs(TERMINAL, T0 + 100, 10);
+        expect(expired.sort()).toEqual(['canceled', 'done', 'failed']);
+        for (const id of expired) expect(await statusOf(id)).toBe('expired');
+        expect(await statusOf('fresh')).toBe('succeeded');
+        expect(await statusOf('queued')).toBe('queued');
+        expect(await statusOf('running')).toBe('running');
+        expect(await store.expireJobs(TERMINAL, T0 + 100, 10)).toEqual([]);
+      });
+
+      it('honours the status list and the limit', async () => {
+        await jobIn('s1', 'succeeded', T0);
+        await jobIn('s2', 'succeeded', T0 + 1);
+        await jobIn('f1', 'failed', T0);
+        expect(await store.expireJobs(['failed'], T0 + 10, 10)).toEqual(['f1']);
+        const first = await store.expireJobs(TERMINAL, T0 + 10, 1);
+        expect(first).toHaveLength(1);
+        const rest = await store.expireJobs(TERMINAL, T0 + 10, 10);
+        expect([...first, ...rest].sort()).toEqual(['s1', 's2']);
+        expect(await store.expireJobs([], T0 + 10, 10)).toEqual([]);
+      });
+
+      it('concurrent sweeps never report the same job twice', async () => {
+        for (let i = 0; i < 12; i++) await jobIn(`j${i}`, i % 2 ? 'succeeded' : 'failed', T0 + i);
+        const sweeps = await Promise.all(Array.from({ length: 4 }, () => store.expireJobs(TERMINAL, T0 + 100, 5)));
+        const reported = sweeps.flat();
+        expect(new Set(reported).size).toBe(reported.length);
+        const more = await store.expireJobs(TERMINAL, T0 + 100, 100);
+        expect([...reported, ...more].sort()).toEqual(Array.from({ length: 12 }, (_, i) => `j${i}`).sort());
+        expect(await store.countJobs(['expired'])).toBe(12);
+      });
+    });
+
+    it('listJobAssets: the job\'s assets of that account, in commit order', async () => {
+      await store.createJob(job('j1'));
+      const commit = (a: NewAsset) => store.commitAsset({ key: a.blob_key, hash: `blake3:${a.blob_key}`, size: 3 }, a);
+      // ids deliberately sort against commit order, so only the order of commits can pass.
+      await commit(asset('z-first', { job_id: 'j1', created_at: T0 + 1 }));
+      await commit(asset('m-second', { job_id: 'j1', created_at: T0 + 2 }));
+      await commit(asset('a-third', { job_id: 'j1', created_at: T0 + 3 }));
+      await commit(asset('other-job', { job_id: 'j2', created_at: T0 + 4 }));
+      await commit(asset('foreign', { job_id: 'j1', account_id: 'acc2', created_at: T0 + 5 }));
+      await commit(asset('no-job', { created_at: T0 + 6 }));
+      const list = await store.listJobAssets('acc1', 'j1');
+      expect(ids(list)).toEqual(['z-first', 'm-second', 'a-third']);
+      expect(list[0]).toMatchObject({ job_id: 'j1', hash: 'blake3:blob-z-first', size_bytes: 3 });
+      expect(ids(await store.listJobAssets('acc2', 'j1'))).toEqual(['foreign']);
+      expect(await store.listJobAssets('acc1', 'missing')).toEqual([]);
+    });
+  });
+}
