@@ -1,0 +1,259 @@
+// The scheduler: moves queued jobs to running when the account's tier and the
+// engine both have room, and hands them to `run`.
+//
+// Policy (one pass):
+// - Eligible accounts are those with queued jobs and fewer running jobs than
+//   their tier's limit. Among them the least recently served account goes
+//   first (an account this instance never started a job for, or one it has
+//   forgotten, counts as served longest ago); ties go to the account whose
+//   oldest queued job has the lowest `seq`. After each start the account
+//   goes to the back of that order, so accounts take turns: ten jobs from A
+//   cannot keep B's one job waiting for more than one free engine slot.
+// - Within an account jobs start strictly in `seq` order (FIFO).
+// - A start is the compare-and-set queued -> running (started_at, attempts+1).
+//   A lost CAS means another instance took the job, or it was canceled: skip.
+//
+// Counting: the limit check uses the store's count of running/canceling jobs
+// for the account (so a restarted instance sees jobs another instance runs),
+// or this instance's own count of jobs it started if that is higher (a job
+// whose row already left `running` still holds its slot until `run` settles).
+// Across instances the check and the start are two statements, so two
+// schedulers racing for one account may briefly exceed its limit by one job
+// each; an exact cross-instance limit needs a single leader or a store-side
+// conditional claim. Each job still starts at most once (the CAS).
+//
+// The "served" order lives in this instance only; another instance keeps its
+// own. Queue depth in `admit` is a count then an insert elsewhere, so
+// concurrent submissions may overshoot the bound by their number.
+import { ApiError } from '../errors.ts';
+import { silentLogger } from '../log.ts';
+import type { Logger } from '../types.ts';
+import type { JobRecord, JobStore, MetadataStore } from '../../storage/types.ts';
+import { checkCredits, type CreditsProvider } from './credits.ts';
+import { transition } from './state-machine.ts';
+import { createTierLimits, FALLBACK_TIER } from './tiers.ts';
+
+const QUEUED = 'queued';
+const RUNNING = transition('queued', 'start');
+/** Statuses that hold one of the account's parallel slots. */
+const ACTIVE = ['running', 'canceling'];
+/** How many accounts the instance remembers for turn-taking (least recent forgotten first). */
+const SERVED_MEMORY = 100_000;
+/** Refetches of one account's queue per pass after lost CASes, before giving it up until the next pass. */
+const MAX_REFETCH = 3;
+
+export interface SchedulerOptions {
+  /** Jobs; with `upsertAccount` it also gives an account's tier (read, never changed). */
+  store: JobStore & Partial<Pick<MetadataStore, 'upsertAccount'>>;
+  /** The account's tier; overrides the store. Without either, every account is `defaultTier`. */
+  tierOf?: (accountId: string) => string | Promise<string>;
+  /** Merged over DEFAULT_TIER_LIMITS (free 1, standard 1, creator 3, pro 5). */
+  tierLimits?: Record<string, number>;
+  /** Tier whose limit unknown tiers (e.g. the stores' 'default') get. Default 'free'. */
+  defaultTier?: string;
+  /** Queued jobs in all accounts before `admit` answers 429 `queue_full`. Default 10000. */
+  maxQueueDepth?: number;
+  /** `Retry-After` of a `queue_full` answer, seconds. Default 10. */
+  retryAfterSeconds?: number;
+  /** How many more jobs the engine takes now, counting jobs already handed to `run`. Default Infinity. */
+  engineCapacity?: () => number;
+  /**
+   * Executes a job the scheduler has moved to running, and settles once the
+   * job has left the engine. Moving the row to its terminal status is its
+   * job; a rejection is logged and the slot freed.
+   */
+  run: (job: JobRecord) => Promise<void>;
+  /** Checked by `admit`; none means credits are unlimited. */
+  credits?: CreditsProvider;
+  /** Runs a pass this often even without kicks, to pick up jobs other instances queued. 0 = never (default). */
+  pollIntervalMs?: number;
+  now?: () => number;
+  logger?: Logger;
+}
+
+export interface Scheduler {
+  /** Throws 402 `insufficient_credits` or 429 `queue_full` (with Retry-After) when a job may not be queued now. */
+  admit(accountId: string): Promise<void>;
+  /** Asks for a pass soon; kicks before that pass begins share it. */
+  kick(): void;
+  /** One pass now (after any pass under way); resolves to the number of jobs started. */
+  pass(): Promise<number>;
+  /** Jobs this instance started whose `run` has not settled, for one account or all. */
+  running(accountId?: string): number;
+  /** Starts no job after it resolves; jobs under way keep running and are not awaited. */
+  close(): Promise<void>;
+}
+
+/** One account's line within a pass. */
+interface Lane {
+  accountId: string;
+  headSeq: number;
+  /** Starts left under the tier limit; undefined until looked up. */
+  slots?: number;
+  buffer: JobRecord[];
+  fetches: number;
+}
+
+export function createScheduler(opts: SchedulerOptions): Scheduler {
+  const { store, run } = opts;
+  const logger = opts.logger ?? silentLogger;
+  const now = opts.now ?? Date.now;
+  const engineCapacity = opts.engineCapacity ?? (() => Infinity);
+  const maxQueueDepth = opts.maxQueueDepth ?? 10_000;
+  const retryAfter = String(Math.max(1, Math.ceil(opts.retryAfterSeconds ?? 10)));
+  const limits = createTierLimits(opts.tierLimits, opts.defaultTier ?? FALLBACK_TIER);
+  const fallbackTier = opts.defaultTier ?? FALLBACK_TIER;
+  const tierOf =
+    opts.tierOf ??
+    (store.upsertAccount ? async (id: string) => (await store.upsertAccount!({ id })).tier : () => fallbackTier);
+  // Bounded by maxQueueDepth: no more accounts can have queued jobs than there are queued jobs.
+  const accountScan = Math.max(maxQueueDepth, 1_000);
+
+  const runningJobs = new Map<string, string>(); // job id -> account id
+  const runningByAccount = new Map<string, number>();
+  const lastServed = new Map<string, number>(); // insertion order = least recently served first
+  let turn = 0;
+  let closed = false;
+  let chain: Promise<unknown> = Promise.resolve();
+  let kickTimer: ReturnType<typeof setTimeout> | undefined;
+  const poll = opts.pollIntervalMs ? setInterval(() => kick(), opts.pollIntervalMs) : undefined;
+
+  const localRunning = (accountId: string) => runningByAccount.get(accountId) ?? 0;
+
+  function served(accountId: string) {
+    lastServed.delete(accountId);
+    lastServed.set(accountId, ++turn);
+    if (lastServed.size > SERVED_MEMORY) lastServed.delete(lastServed.keys().next().value!);
+  }
+
+  async function slotsFor(accountId: string): Promise<number> {
+    const limit = limits.limitOf(await tierOf(accountId));
+    if (limit <= 0) return 0;
+    const active = await store.countJobs(ACTIVE, accountId);
+    return limit - Math.max(active, localRunning(accountId));
+  }
+
+  function launch(job: JobRecord) {
+    runningJobs.set(job.id, job.account_id);
+    runningByAccount.set(job.account_id, localRunning(job.account_id) + 1);
+    let done: Promise<void>;
+    try {
+      done = Promise.resolve(run(job));
+    } catch (err) {
+      done = Promise.reject(err);
+    }
+    done
+      .catch((err: unknown) => {
+        logger.error('job run failed', {
+          job_id: job.id,
+          account_id: job.account_id,
+          error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+        });
+      })
+      .finally(() => {
+        runningJobs.delete(job.id);
+        const n = localRunning(job.account_id) - 1;
+        if (n > 0) runningByAccount.set(job.account_id, n);
+        else runningByAccount.delete(job.account_id);
+        kick();
+      });
+  }
+
+  /** The lane whose turn it is: least recently served, then oldest head job. */
+  function next(lanes: Lane[]): Lane {
+    let best = lanes[0];
+    for (const lane of lanes) {
+      const a = lastServed.get(lane.accountId) ?? 0;
+      const b = lastServed.get(best.accountId) ?? 0;
+      if (a < b || (a === b && lane.headSeq < best.headSeq)) best = lane;
+    }
+    return best;
+  }
+
+  async function runPass(): Promise<number> {
+    if (closed) return 0;
+    // The engine may not count a job until its run has begun, so this pass
+    // also spends from what the engine offered at its start.
+    let budget = engineCapacity();
+    if (!(budget > 0)) return 0;
+    const lanes: Lane[] = (await store.listAccountsWithQueuedJobs(accountScan)).map((a) => ({
+      accountId: a.account_id,
+      headSeq: a.oldest_seq,
+      buffer: [],
+      fetches: 0,
+    }));
+    const drop = (lane: Lane) => lanes.splice(lanes.indexOf(lane), 1);
+    let started = 0;
+    while (!closed && lanes.length > 0 && Math.min(budget, engineCapacity()) > 0) {
+      const lane = next(lanes);
+      lane.slots ??= await slotsFor(lane.accountId);
+      if (lane.slots <= 0) {
+        drop(lane);
+        continue;
+      }
+      if (lane.buffer.length === 0) {
+        if (lane.fetches >= MAX_REFETCH) {
+          drop(lane);
+          continue;
+        }
+        lane.fetches++;
+        lane.buffer = await store.listQueuedJobs(lane.accountId, lane.slots);
+        if (lane.buffer.length === 0) {
+          drop(lane);
+          continue;
+        }
+      }
+      const job = lane.buffer.shift()!;
+      lane.headSeq = lane.buffer[0]?.seq ?? job.seq;
+      const startedAt = now();
+      if (!(await store.transitionJob(job.id, QUEUED, RUNNING, { started_at: startedAt, add_attempts: 1 }))) {
+        continue; // another instance started it, or it was canceled
+      }
+      lane.slots--;
+      budget--;
+      started++;
+      served(lane.accountId);
+      launch({ ...job, status: RUNNING, started_at: startedAt, attempts: job.attempts + 1 });
+    }
+    return started;
+  }
+
+  function pass(): Promise<number> {
+    const p = chain.then(runPass);
+    chain = p.catch(() => undefined);
+    return p;
+  }
+
+  function kick() {
+    if (closed || kickTimer !== undefined) return;
+    kickTimer = setTimeout(() => {
+      kickTimer = undefined;
+      pass().catch((err: unknown) => {
+        logger.error('scheduler pass failed', { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+      });
+    }, 0);
+  }
+
+  return {
+    async admit(accountId) {
+      await checkCredits(opts.credits, accountId);
+      const queued = await store.countJobs([QUEUED]);
+      if (queued >= maxQueueDepth) {
+        logger.warn('queue full', { account_id: accountId, queued });
+        throw new ApiError('queue_full', 'The job queue is full. Retry later.', undefined, { 'Retry-After': retryAfter });
+      }
+    },
+    kick,
+    pass,
+    running(accountId) {
+      return accountId === undefined ? runningJobs.size : localRunning(accountId);
+    },
+    async close() {
+      closed = true;
+      if (kickTimer !== undefined) clearTimeout(kickTimer);
+      kickTimer = undefined;
+      if (poll !== undefined) clearInterval(poll);
+      await chain;
+    },
+  };
+}
