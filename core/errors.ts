@@ -22,6 +22,7 @@ export const ERROR_STATUS = {
   deployment_stopped: 422,
   asset_in_use: 409,
   rate_limited: 429,
+  too_many_streams: 429,
   // Request-shape codes the contract leaves to the implementation.
   invalid_request: 422,
   malformed_request: 400,
