@@ -2,6 +2,7 @@
 // typed sources and sinks, a stepper that reports progress, a failing node
 // and a non-cacheable one. Built with defineNode like real nodes.
 import { defineNode, type LocalNode, type NodeSpec } from '../../engine/local/define-node.ts';
+import type { Workflow } from '../../engine/types.ts';
 
 export interface TestNodes {
   nodes: LocalNode[];
@@ -74,4 +75,14 @@ export function createTestNodes(opts: { steps?: number } = {}): TestNodes {
     }),
   ];
   return { nodes, runs };
+}
+
+/** Number + Number -> Add -> Show; ids are given as a prefix so the same graph can be built under other ids. */
+export function sumWorkflow(p: string, a = 3, b = 4): Workflow {
+  return {
+    [`${p}1`]: { class_type: 'Number', inputs: { value: a } },
+    [`${p}2`]: { class_type: 'Number', inputs: { value: b } },
+    [`${p}3`]: { class_type: 'Add', inputs: { a: [`${p}1`, 0], b: [`${p}2`, 0] } },
+    [`${p}4`]: { class_type: 'Show', inputs: { value: [`${p}3`, 0] } },
+  };
 }

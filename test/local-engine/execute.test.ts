@@ -4,16 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { createLocalEngine } from '../../engine/local/engine.ts';
 import { ExecutionError, type Workflow } from '../../engine/types.ts';
 import { createFakeExecutionContext } from '../helpers/fake-execution-context.ts';
-import { createTestNodes } from '../helpers/local-nodes.ts';
+import { createTestNodes, sumWorkflow } from '../helpers/local-nodes.ts';
 
-function sum(p: string, a = 3, b = 4): Workflow {
-  return {
-    [`${p}1`]: { class_type: 'Number', inputs: { value: a } },
-    [`${p}2`]: { class_type: 'Number', inputs: { value: b } },
-    [`${p}3`]: { class_type: 'Add', inputs: { a: [`${p}1`, 0], b: [`${p}2`, 0] } },
-    [`${p}4`]: { class_type: 'Show', inputs: { value: [`${p}3`, 0] } },
-  };
-}
+const sum = sumWorkflow;
 const job = (workflow: Workflow, id = 'job-1') => ({ id, account_id: 'acct', workflow });
 
 function setup(cacheSize?: number) {

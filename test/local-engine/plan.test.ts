@@ -4,19 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { DependencyCycleError, canonicalJson, planExecution } from '../../engine/local/plan.ts';
 import { createRegistry } from '../../engine/local/registry.ts';
 import type { Workflow } from '../../engine/types.ts';
-import { createTestNodes } from '../helpers/local-nodes.ts';
+import { createTestNodes, sumWorkflow } from '../helpers/local-nodes.ts';
 
 const registry = createRegistry(createTestNodes().nodes);
 
-/** Ids are given as a prefix so the same graph can be built under other ids. */
-function sum(p: string, a = 3, b = 4): Workflow {
-  return {
-    [`${p}1`]: { class_type: 'Number', inputs: { value: a } },
-    [`${p}2`]: { class_type: 'Number', inputs: { value: b } },
-    [`${p}3`]: { class_type: 'Add', inputs: { a: [`${p}1`, 0], b: [`${p}2`, 0] } },
-    [`${p}4`]: { class_type: 'Show', inputs: { value: [`${p}3`, 0] } },
-  };
-}
+const sum = sumWorkflow;
 const keys = async (w: Workflow, outputs: string[]) => Object.fromEntries((await planExecution(w, registry, outputs)).map((p) => [p.id, p.cache_key]));
 
 describe('planExecution: order', () => {

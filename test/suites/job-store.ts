@@ -4,8 +4,8 @@
 // exactly one compare-and-set win.
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { MetadataStore, NewAsset, NewJob } from '../../storage/types.ts';
+import { newAsset, T0 } from './store-fixtures.ts';
 
-const T0 = 1_700_000_000_000;
 const DAY = 86_400_000;
 const TERMINAL = ['succeeded', 'failed', 'canceled', 'expired'];
 
@@ -19,18 +19,7 @@ const job = (id: string, over: Partial<NewJob> = {}): NewJob => ({
   ...over,
 });
 
-const asset = (id: string, over: Partial<NewAsset> = {}): NewAsset => ({
-  id,
-  account_id: 'acc1',
-  blob_key: `blob-${id}`,
-  content_type: 'image/png',
-  file_path: null,
-  tags: [],
-  created_at: T0,
-  expires_at: null,
-  job_id: null,
-  ...over,
-});
+const asset = (id: string, over: Partial<NewAsset> = {}) => newAsset(id, `blob-${id}`, over);
 
 export function jobStoreCases(getStore: () => MetadataStore): void {
   describe('jobs', () => {

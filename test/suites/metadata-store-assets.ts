@@ -2,22 +2,11 @@
 // metadata-store.ts, which runs them against a fresh store per test).
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { MetadataStore, NewAsset } from '../../storage/types.ts';
+import { newAsset, T0 } from './store-fixtures.ts';
 
-const T0 = 1_700_000_000_000;
 const hashOf = (key: string) => `blake3:${key}`;
 const blob = (key: string, hash: string | null = hashOf(key), size = 10) => ({ key, hash, size });
-const asset = (id: string, blobKey: string, over: Partial<NewAsset> = {}): NewAsset => ({
-  id,
-  account_id: 'acc1',
-  blob_key: blobKey,
-  content_type: 'image/png',
-  file_path: null,
-  tags: [],
-  created_at: T0,
-  expires_at: null,
-  job_id: null,
-  ...over,
-});
+const asset = newAsset;
 
 export function assetCases(getStore: () => MetadataStore): void {
   describe('assets and blobs', () => {

@@ -11,7 +11,7 @@ export interface MetadataStoreFixture {
   cleanup(): Promise<void>;
 }
 
-const T0 = 1_700_000_000_000;
+import { T0 } from './store-fixtures.ts';
 
 export function metadataStoreSuite(name: string, make: () => Promise<MetadataStoreFixture>): void {
   describe(`MetadataStore conformance: ${name}`, () => {
