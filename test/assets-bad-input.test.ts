@@ -17,6 +17,7 @@ import {
   fromHash,
   headByHash,
   json,
+  MP,
   multipartBody,
   postRaw,
   randomBytes,
@@ -24,8 +25,6 @@ import {
   waitFor,
   within,
 } from './helpers/assets.ts';
-
-const MP = (b: string) => `multipart/form-data; boundary=${b}`;
 
 describe.each(MODES)('bad upload input (%s)', (mode) => {
   let h: Harness;

@@ -10,14 +10,13 @@ import {
   expectEnvelope,
   fileParts,
   headByHash,
+  MP,
   multipartBody,
   postRaw,
   randomBytes,
   upload,
   waitFor,
 } from './helpers/assets.ts';
-
-const MP = (b: string) => `multipart/form-data; boundary=${b}`;
 
 describe.each(MODES)('failing request bodies (%s)', (mode) => {
   let h: Harness;

@@ -92,6 +92,8 @@ export async function assetFromHash(request: Request, ctx: ServiceContext): Prom
       commitment.committed();
       return Response.json(await assetView(ctx, request, same, false), { status: 200 });
     }
+    // mintAsset lists the account's copies again under the blob lock: the one
+    // above may be stale by then (a delete and collection in between).
     const result = await mintAsset(
       ctx,
       { hash: body.hash, size: existing[0].size_bytes, key: existing[0].blob_key },

@@ -141,6 +141,9 @@ export interface Part {
 }
 
 /** A hand-built multipart/form-data body, parts in the order given. */
+/** The Content-Type of a multipart/form-data body with this boundary. */
+export const MP = (boundary: string) => `multipart/form-data; boundary=${boundary}`;
+
 export function multipartBody(boundary: string, parts: Part[], opts: { close?: boolean } = {}): Uint8Array {
   const chunks: Array<Uint8Array | string> = [];
   for (const p of parts) {
