@@ -5,6 +5,7 @@ import type { Authenticator } from './auth.ts';
 import type { HasherFactory } from './hash.ts';
 import type { KeyedMutex } from './keyed-mutex.ts';
 import type { UrlSigner } from './signing.ts';
+import type { JobSystem } from './jobs/system.ts';
 import type { Logger, Scanner } from './types.ts';
 
 export interface ServiceContext {
@@ -22,8 +23,19 @@ export interface ServiceContext {
   publicBaseUrl: string | undefined;
   scanner: Scanner | undefined;
   createHasher: HasherFactory;
+  /** Engine, scheduler, live events: the job machinery of this instance. */
+  jobs: JobSystem;
   /** Runs work after the response; errors are logged, close() waits for it. */
   background(label: string, work: () => Promise<void>): void;
+}
+
+/**
+ * The path the service is mounted under ('' at the root), for host-relative
+ * links: taken from `publicBaseUrl`, whose path is the mount point.
+ */
+export function mountPrefix(ctx: Pick<ServiceContext, 'publicBaseUrl'>): string {
+  if (!ctx.publicBaseUrl) return '';
+  return new URL(ctx.publicBaseUrl).pathname.replace(/\/+$/, '');
 }
 
 /** Origin (plus any mount prefix) that links in responses start with. */

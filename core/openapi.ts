@@ -3,7 +3,8 @@
 // cannot drift from what the service accepts and returns.
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type { GenericSchema } from 'valibot';
-import { AssetSchema, ErrorEnvelopeSchema, FromHashBody, UploadFields } from './schemas.ts';
+import { AssetSchema, ErrorEnvelopeSchema, FromHashBody, JobSubmission, UploadFields } from './schemas.ts';
+import { JobErrorSchema, JobSchema, JobWorkflowSchema, OutputSchema, ProgressSchema } from './jobs/job-schema.ts';
 
 const schema = (s: GenericSchema) => {
   // Transforms and custom checks have no JSON Schema form; their rules are in the descriptions.
@@ -14,6 +15,7 @@ const schema = (s: GenericSchema) => {
 const json = (ref: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } });
 const error = (description: string) => ({ description, content: json('ErrorEnvelope') });
 const asset = (description: string) => ({ description, content: json('Asset') });
+const job = (description: string) => ({ description, content: json('Job') });
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
 const idempotencyKey = {
   name: 'Idempotency-Key',
@@ -107,6 +109,55 @@ export const OPERATIONS: Record<string, Record<string, unknown>> = {
     parameters: [idParam],
     responses: { '200': { description: 'Headers of the content.' }, '404': { description: 'Not found.' } },
   },
+  'POST /api/v2/jobs': {
+    operationId: 'postJobs',
+    summary: 'Submit an API-format workflow; validated synchronously, durably queued',
+    parameters: [idempotencyKey],
+    requestBody: { required: true, content: { 'application/json': { schema: schema(JobSubmission) } } },
+    responses: {
+      '201': job('Job created and queued (Location: its URL).'),
+      '400': error('malformed_request'),
+      '402': error('insufficient_credits'),
+      '413': error('payload_too_large'),
+      '415': error('unsupported_media_type'),
+      '422': error('invalid_request, invalid_workflow (details.node_errors), workflow_format_ui, missing_asset or idempotency_key_reuse'),
+      '429': error('queue_full (with Retry-After)'),
+      ...common,
+    },
+  },
+  'GET /api/v2/jobs/:id': {
+    operationId: 'getJob',
+    summary: 'Job status (the polling workhorse)',
+    parameters: [idParam],
+    responses: { '200': job('The job.'), '404': error('not_found (also another account\'s or an expired job)'), ...common },
+  },
+  'GET /api/v2/jobs/:id/workflow': {
+    operationId: 'getJobWorkflow',
+    summary: 'The workflow behind a job (format api), never its extra_data',
+    parameters: [idParam],
+    responses: {
+      '200': { description: 'The workflow.', content: json('JobWorkflowResponse') },
+      '404': error('not_found'),
+      ...common,
+    },
+  },
+  'POST /api/v2/jobs/:id/cancel': {
+    operationId: 'cancelJob',
+    summary: 'Request cancellation (idempotent): canceling, canceled, or the terminal state',
+    parameters: [idParam],
+    responses: { '200': job('Current job state.'), '404': error('not_found'), ...common },
+  },
+  'GET /api/v2/jobs/:id/events': {
+    operationId: 'getJobEvents',
+    summary: 'Live Server-Sent Events: status (the Job), progress, preview, output; ends after the terminal status',
+    parameters: [idParam],
+    responses: {
+      '200': { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+      '404': error('not_found'),
+      '429': error('too_many_streams (with Retry-After)'),
+      ...common,
+    },
+  },
   'GET /api/v2/openapi.json': {
     operationId: 'getOpenApi',
     summary: 'This document',
@@ -130,7 +181,15 @@ export function openApiDocument(routes: ReadonlyArray<readonly [string, string]>
     paths,
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
-      schemas: { Asset: schema(AssetSchema), ErrorEnvelope: schema(ErrorEnvelopeSchema) },
+      schemas: {
+        Asset: schema(AssetSchema),
+        ErrorEnvelope: schema(ErrorEnvelopeSchema),
+        Job: schema(JobSchema),
+        JobError: schema(JobErrorSchema),
+        JobWorkflowResponse: schema(JobWorkflowSchema),
+        Output: schema(OutputSchema),
+        Progress: schema(ProgressSchema),
+      },
     },
   };
 }

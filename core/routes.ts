@@ -8,6 +8,9 @@ import { assetFromHash, headByHash } from './assets/from-hash.ts';
 import { deleteAsset, getAsset } from './assets/read.ts';
 import { getAssetContent } from './assets/content.ts';
 import { openApiDocument } from './openapi.ts';
+import { submitJob } from './jobs/submit.ts';
+import { cancelJob, getJob, getJobWorkflow } from './jobs/read.ts';
+import { jobEvents } from './jobs/events.ts';
 
 type Handler = (request: Request, ctx: ServiceContext, params: Record<string, string>) => Promise<Response>;
 type Route = [method: string, path: string, handler: Handler];
@@ -20,6 +23,11 @@ const ROUTES: Route[] = [
   ['DELETE', '/api/v2/assets/:id', (r, c, p) => deleteAsset(r, c, p.id)],
   ['GET', '/api/v2/assets/:id/content', (r, c, p) => getAssetContent(r, c, p.id)],
   ['HEAD', '/api/v2/assets/:id/content', (r, c, p) => getAssetContent(r, c, p.id)],
+  ['POST', '/api/v2/jobs', (r, c) => submitJob(r, c)],
+  ['GET', '/api/v2/jobs/:id', (r, c, p) => getJob(r, c, p.id)],
+  ['GET', '/api/v2/jobs/:id/workflow', (r, c, p) => getJobWorkflow(r, c, p.id)],
+  ['POST', '/api/v2/jobs/:id/cancel', (r, c, p) => cancelJob(r, c, p.id)],
+  ['GET', '/api/v2/jobs/:id/events', (r, c, p) => jobEvents(r, c, p.id)],
   ['GET', '/api/v2/openapi.json', async () => Response.json(OPENAPI())],
 ];
 

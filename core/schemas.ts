@@ -67,6 +67,23 @@ export type FromHashBody = v.InferOutput<typeof FromHashBody>;
 
 export const AssetId = v.pipe(v.string(), v.uuid());
 
+/** Per-prompt extra_data: closed to the partner-node key and the public client's alias for it. */
+export const EXTRA_DATA_KEYS = ['api_key_platform_org', 'api_key_comfy_org'] as const;
+export const ExtraData = v.strictObject({
+  api_key_platform_org: v.optional(v.pipe(v.string('must be a string'), v.maxLength(4096, 'must be at most 4096 characters'))),
+  api_key_comfy_org: v.optional(v.pipe(v.string('must be a string'), v.maxLength(4096, 'must be at most 4096 characters'))),
+});
+
+/** Body of POST /api/v2/jobs. Reserved fields are refused before this schema runs. */
+export const JobSubmission = v.object({
+  workflow: v.pipe(
+    v.record(v.string(), v.unknown(), 'must be an object of nodes keyed by node id'),
+    v.check((w) => !Array.isArray(w), 'must be an object of nodes keyed by node id'),
+  ),
+  extra_data: v.optional(ExtraData),
+});
+export type JobSubmission = v.InferOutput<typeof JobSubmission>;
+
 const timestamp = v.pipe(v.string(), v.isoTimestamp());
 
 /** The Asset object of the contract, as responses carry it. */

@@ -11,6 +11,8 @@ import { createRouter } from './routes.ts';
 import { createUrlSigner, randomSecret } from './signing.ts';
 import { sweep } from './sweeper.ts';
 import { createWebSocketHooks } from './websocket.ts';
+import { createJobSystem } from './jobs/system.ts';
+import { createLocalEngine } from '../engine/local/engine.ts';
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 110 * 1024 * 1024;
 
@@ -25,7 +27,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const inflight = new Set<Promise<void>>();
   let closed = false;
 
+  // `jobs` is attached right below: the job system itself needs the context.
   const ctx: ServiceContext = {
+    jobs: undefined as unknown as ServiceContext['jobs'],
     metadata,
     blobs,
     auth: await createAuthenticator(metadata, { token: options.token, accounts: options.accounts, now }),
@@ -48,6 +52,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       pending.add(p);
     },
   };
+
+  ctx.jobs = createJobSystem(ctx, options, options.engine ?? createLocalEngine());
+  await ctx.jobs.start();
 
   const handle = createRouter(ctx);
   const runSweep = () => sweep(ctx);
@@ -92,6 +99,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       closed = true;
       if (timer) clearInterval(timer);
       await Promise.all([...inflight]);
+      await ctx.jobs.close();
       await sweeping;
       await idle();
       await metadata.close();

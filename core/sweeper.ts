@@ -1,13 +1,23 @@
 // Retention: expired assets stop being served at once (reads filter on
 // expires_at); this sweep deletes their records, collects blobs nothing
-// references any more, and drops idempotency keys past their 24 hours.
+// references any more, drops idempotency keys past their 24 hours, and marks
+// finished jobs past their retention `expired` (their outputs expire with them).
 import type { ServiceContext } from './context.ts';
 import { collectBlob } from './assets/ingest.ts';
+import { TERMINAL } from './jobs/state-machine.ts';
 
 const BATCH = 500;
 
-export async function sweep(ctx: ServiceContext): Promise<{ expired: number; blobs_removed: number }> {
+const ENDED = [...TERMINAL].filter((s) => s !== 'expired');
+
+export async function sweep(ctx: ServiceContext): Promise<{ expired: number; blobs_removed: number; jobs_expired: number }> {
   const now = ctx.now();
+  let jobsExpired = 0;
+  for (;;) {
+    const ids = await ctx.metadata.expireJobs(ENDED, now, BATCH);
+    jobsExpired += ids.length;
+    if (ids.length < BATCH) break;
+  }
   let expired = 0;
   for (;;) {
     const keys = await ctx.metadata.deleteExpiredAssets(now, BATCH);
@@ -24,5 +34,5 @@ export async function sweep(ctx: ServiceContext): Promise<{ expired: number; blo
     // Stop when a batch frees nothing, so a blob re-referenced meanwhile cannot loop us.
     if (keys.length < BATCH || progress === 0) break;
   }
-  return { expired, blobs_removed: removed };
+  return { expired, blobs_removed: removed, jobs_expired: jobsExpired };
 }

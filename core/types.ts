@@ -2,6 +2,8 @@
 import type { Storage } from '../storage/types.ts';
 import type { AssetView } from './assets/view.ts';
 import type { HasherFactory } from './hash.ts';
+import type { Engine } from '../engine/types.ts';
+import type { CreditsProvider } from './jobs/credits.ts';
 
 /** A WebSocket connection as the core sees it; adapters wrap their native socket. */
 export interface WsPeer {
@@ -74,13 +76,41 @@ export interface ServiceOptions {
   logger?: Logger;
   /** Clock, for tests. */
   now?: () => number;
+
+  /** Runs the jobs. Default: the in-process engine with the built-in nodes. */
+  engine?: Engine;
+  /** Parallel jobs per account tier, merged over free 1, standard 1, creator 3, pro 5. */
+  tierLimits?: Record<string, number>;
+  /** Queued jobs (all accounts) before submissions get 429 `queue_full`. Default 10000. */
+  maxQueueDepth?: number;
+  /** Asked before a job is accepted; none = credits are unlimited. */
+  credits?: CreditsProvider;
+  /** How long a job and its outputs are kept after submission, seconds. Default 7 days. */
+  jobRetentionSeconds?: number;
+  /** Largest accepted POST /api/v2/jobs body, bytes. Default 8 MiB. */
+  maxWorkflowBytes?: number;
+  /** Open event streams per account before 429 `too_many_streams`. Default 16. */
+  maxEventStreams?: number;
+  /**
+   * Jobs a crash left running, found at start: run again from the queue
+   * ('rerun', default) or fail with error code `job_interrupted`.
+   */
+  interruptedJobs?: 'rerun' | 'fail';
+  /** Jobs this instance executes at once, whatever the tiers allow. Default 4. */
+  maxConcurrentJobs?: number;
+  /** False: this instance serves the API only and never executes jobs. Default true. */
+  runJobs?: boolean;
+  /** Interval of SSE keepalive comments, ms. Default 15000. */
+  sseKeepaliveMs?: number;
+  /** Least interval between two progress (and preview) pushes of a job, ms. Default 500. */
+  progressIntervalMs?: number;
 }
 
 export interface Service {
   fetch(request: Request, env?: unknown): Promise<Response>;
   websocket: WebSocketHooks;
   /** One expiry + collection pass now (the timer runs it periodically). */
-  sweep(): Promise<{ expired: number; blobs_removed: number }>;
+  sweep(): Promise<{ expired: number; blobs_removed: number; jobs_expired: number }>;
   /** Resolves when background work (scans) started so far has finished. */
   idle(): Promise<void>;
   close(): Promise<void>;

@@ -48,7 +48,8 @@ export interface NodeErrors {
 }
 
 export type ValidationResult =
-  | { ok: true; outputs: string[] }
+  /** `node_errors` on the ok side: outputs that failed while others passed (the reference runs the rest). */
+  | { ok: true; outputs: string[]; node_errors?: Record<string, NodeErrors> }
   | { ok: false; error: ValidationIssue; node_errors: Record<string, NodeErrors> };
 
 export type OutputType = 'image' | 'video' | 'audio' | 'text' | 'file' | 'latent';

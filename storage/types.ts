@@ -34,9 +34,16 @@ export interface AssetRecord {
   created_at: number;
   expires_at: number | null;
   job_id: string | null;
+  /** For a job output: the node that produced it. */
+  node_id: string | null;
+  /** For a job output: its kind (image, video, audio, text, file, latent). */
+  output_type: string | null;
 }
 
-export interface NewAsset extends Omit<AssetRecord, 'hash' | 'size_bytes'> {}
+export interface NewAsset extends Omit<AssetRecord, 'hash' | 'size_bytes' | 'node_id' | 'output_type'> {
+  node_id?: string | null;
+  output_type?: string | null;
+}
 
 export interface CommitAssetResult {
   asset: AssetRecord;
@@ -79,6 +86,8 @@ export interface MetadataStore extends JobStore {
   findBlobByHash(hash: string): Promise<BlobRecord | null>;
   /** Live assets only: not deleted, not expired at `now`. */
   getAsset(accountId: string, id: string, now: number): Promise<AssetRecord | null>;
+  /** The account's newest live asset with this `file_path`, or null. */
+  findAssetByPath(accountId: string, filePath: string, now: number): Promise<AssetRecord | null>;
   /** The account's live assets over the blob with this hash, newest first. */
   listAssetsByHash(accountId: string, hash: string, now: number): Promise<AssetRecord[]>;
   /** Deletes a live asset record; false when there was none to delete. */

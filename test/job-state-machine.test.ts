@@ -11,7 +11,7 @@ import {
   type JobStatus,
 } from '../core/jobs/state-machine.ts';
 
-const EVENTS: JobEvent[] = ['start', 'succeed', 'fail', 'cancel', 'canceled', 'expire'];
+const EVENTS: JobEvent[] = ['start', 'succeed', 'fail', 'cancel', 'canceled', 'expire', 'requeue'];
 
 const LEGAL: Array<[JobStatus, JobEvent, JobStatus]> = [
   ['queued', 'start', 'running'],
@@ -19,6 +19,8 @@ const LEGAL: Array<[JobStatus, JobEvent, JobStatus]> = [
   ['running', 'succeed', 'succeeded'],
   ['running', 'fail', 'failed'],
   ['running', 'cancel', 'canceling'],
+  // Recovery after a crash: the interrupted run starts over.
+  ['running', 'requeue', 'queued'],
   // A cancel that arrives as the job finishes: whichever the engine reports wins.
   ['canceling', 'canceled', 'canceled'],
   ['canceling', 'succeed', 'succeeded'],

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import * as v from 'valibot';
 import { createService, silentLogger } from '../core/index.ts';
 import { AssetSchema } from '../core/schemas.ts';
+import { JobSchema } from '../core/jobs/job-schema.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 
 async function setup() {
@@ -24,6 +25,11 @@ describe('OpenAPI document', () => {
       '/api/v2/assets/from-hash',
       '/api/v2/assets/{id}',
       '/api/v2/assets/{id}/content',
+      '/api/v2/jobs',
+      '/api/v2/jobs/{id}',
+      '/api/v2/jobs/{id}/cancel',
+      '/api/v2/jobs/{id}/events',
+      '/api/v2/jobs/{id}/workflow',
       '/api/v2/openapi.json',
     ]);
     expect(Object.keys(doc.paths['/api/v2/assets/{id}']).sort()).toEqual(['delete', 'get']);
@@ -40,6 +46,33 @@ describe('OpenAPI document', () => {
     expect(doc.components.schemas.Asset.required).toEqual(
       expect.arrayContaining(['id', 'hash', 'size_bytes', 'content_type', 'created_at', 'url', 'url_expires_at']),
     );
+    await service.close();
+  });
+
+  it('documents the exact Job fields a finished job with an output returns', async () => {
+    const { service, get } = await setup();
+    const doc = (await (await get('/api/v2/openapi.json')).json()) as any;
+    const workflow = {
+      img: { class_type: 'EmptyImage', inputs: { width: 4, height: 4, batch_size: 1, color: 0 } },
+      save: { class_type: 'SaveImage', inputs: { images: ['img', 0], filename_prefix: 'doc' } },
+    };
+    const created = await get('/api/v2/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workflow }) });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    let body: any;
+    for (let i = 0; i < 200; i++) {
+      body = await (await get(`/api/v2/jobs/${id}`)).json();
+      if (body.status === 'succeeded') break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(body.status).toBe('succeeded');
+    expect(body.outputs).toHaveLength(1);
+    expect(v.safeParse(JobSchema, body).issues).toBeUndefined();
+    const schemas = doc.components.schemas;
+    for (const key of Object.keys(body)) expect(Object.keys(schemas.Job.properties)).toContain(key);
+    for (const key of Object.keys(body.outputs[0])) expect(Object.keys(schemas.Output.properties)).toContain(key);
+    for (const key of Object.keys(body.progress)) expect(Object.keys(schemas.Progress.properties)).toContain(key);
+    expect(doc.paths['/api/v2/jobs'].post.responses['201'].content['application/json'].schema.$ref).toBe('#/components/schemas/Job');
     await service.close();
   });
 });

@@ -69,6 +69,9 @@ export interface AssetFields {
   /** Requested retention deadline; a dedup hit may extend it, never shorten it. */
   expires_at: number | null;
   job_id: string | null;
+  /** Job outputs: the producing node and the output's kind. */
+  node_id?: string | null;
+  output_type?: string | null;
 }
 
 /**

@@ -5,12 +5,16 @@
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceling', 'canceled', 'expired'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-export type JobEvent = 'start' | 'succeed' | 'fail' | 'cancel' | 'canceled' | 'expire';
+/**
+ * `requeue` is recovery only: a job whose instance died while running it goes
+ * back to the queue to run again (the engine's work is lost with the process).
+ */
+export type JobEvent = 'start' | 'succeed' | 'fail' | 'cancel' | 'canceled' | 'expire' | 'requeue';
 
 /** from -> event -> to. Anything absent is an illegal move. */
 export const TRANSITIONS: Readonly<Record<JobStatus, Partial<Record<JobEvent, JobStatus>>>> = {
   queued: { start: 'running', cancel: 'canceled' },
-  running: { succeed: 'succeeded', fail: 'failed', cancel: 'canceling' },
+  running: { succeed: 'succeeded', fail: 'failed', cancel: 'canceling', requeue: 'queued' },
   canceling: { canceled: 'canceled', fail: 'failed', succeed: 'succeeded' },
   succeeded: { expire: 'expired' },
   failed: { expire: 'expired' },

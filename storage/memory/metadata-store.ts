@@ -28,7 +28,7 @@ export function createMemoryMetadataStore(): MetadataStore {
   // Copies out, so callers can never mutate the stored records.
   const view = (a: NewAsset): AssetRecord => {
     const blob = blobs.get(a.blob_key)!;
-    return { ...a, tags: [...a.tags], hash: blob.hash, size_bytes: blob.size };
+    return { ...a, node_id: a.node_id ?? null, output_type: a.output_type ?? null, tags: [...a.tags], hash: blob.hash, size_bytes: blob.size };
   };
   const hashTaken = (hash: string | null, key: string) =>
     hash !== null && [...blobs.values()].some((b) => b.hash === hash && b.key !== key);
@@ -92,7 +92,7 @@ export function createMemoryMetadataStore(): MetadataStore {
       const blobCreated = !blobs.has(blob.key);
       if (blobCreated && hashTaken(blob.hash, blob.key)) throw new Error(`blob hash ${blob.hash} already exists`);
       if (blobCreated) blobs.set(blob.key, { ...blob, created_at: Date.now() });
-      assets.set(asset.id, { ...asset, tags: [...asset.tags] });
+      assets.set(asset.id, { ...asset, node_id: asset.node_id ?? null, output_type: asset.output_type ?? null, tags: [...asset.tags] });
       return { asset: view(assets.get(asset.id)!), blob_created: blobCreated };
     },
     async setBlobHash(key, hash) {
@@ -109,6 +109,12 @@ export function createMemoryMetadataStore(): MetadataStore {
     async getAsset(accountId, id, now) {
       const a = assets.get(id);
       return a && a.account_id === accountId && isLive(a, now) ? view(a) : null;
+    },
+    async findAssetByPath(accountId, filePath, now) {
+      const found = [...assets.values()]
+        .filter((a) => a.account_id === accountId && a.file_path === filePath && isLive(a, now))
+        .sort((x, y) => y.created_at - x.created_at || (x.id < y.id ? 1 : x.id > y.id ? -1 : 0));
+      return found.length > 0 ? view(found[0]) : null;
     },
     async listAssetsByHash(accountId, hash, now) {
       return [...assets.values()]

@@ -87,7 +87,7 @@ export function createSqlMetadataStore(db: Kysely<Database>): MetadataStore {
           .executeTakeFirst();
         await tx
           .insertInto('assets')
-          .values({ ...asset, tags: JSON.stringify(asset.tags) })
+          .values({ ...asset, node_id: asset.node_id ?? null, output_type: asset.output_type ?? null, tags: JSON.stringify(asset.tags) })
           .execute();
         const row = await selectAssets(tx).where('assets.id', '=', asset.id).executeTakeFirstOrThrow();
         return { asset: toAsset(row), blob_created: Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0 };
@@ -106,6 +106,16 @@ export function createSqlMetadataStore(db: Kysely<Database>): MetadataStore {
         .where('assets.id', '=', id)
         .where('assets.account_id', '=', accountId)
         .where(live(now))
+        .executeTakeFirst();
+      return row ? toAsset(row) : null;
+    },
+    async findAssetByPath(accountId, filePath, now) {
+      const row = await selectAssets(db)
+        .where('assets.account_id', '=', accountId)
+        .where('assets.file_path', '=', filePath)
+        .where(live(now))
+        .orderBy('assets.created_at', 'desc')
+        .orderBy('assets.id', 'desc')
         .executeTakeFirst();
       return row ? toAsset(row) : null;
     },

@@ -112,6 +112,21 @@ export const migrations: Record<string, Migration> = {
   },
 };
 
+migrations['0002_job_outputs'] = {
+  // Outputs are assets; these say which node made one and of what kind, and
+  // the index serves loading an input by name (LoadImage, /api/view).
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable('assets').addColumn('node_id', 'text').execute();
+    await db.schema.alterTable('assets').addColumn('output_type', 'text').execute();
+    await db.schema.createIndex('assets_account_path_idx').on('assets').columns(['account_id', 'file_path']).execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropIndex('assets_account_path_idx').execute();
+    await db.schema.alterTable('assets').dropColumn('output_type').execute();
+    await db.schema.alterTable('assets').dropColumn('node_id').execute();
+  },
+};
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /** Brings the schema to the latest version; throws the first migration error. */

@@ -53,6 +53,8 @@ export interface AssetsTable {
   created_at: Int8;
   expires_at: NullableInt8;
   job_id: string | null;
+  node_id: string | null;
+  output_type: string | null;
 }
 
 export interface BlockedBlobsTable {

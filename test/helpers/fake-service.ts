@@ -12,7 +12,7 @@ export function fakeService(fetch: (request: Request) => Promise<Response> | Res
       close: () => {},
       ...websocket,
     },
-    sweep: async () => ({ expired: 0, blobs_removed: 0 }),
+    sweep: async () => ({ expired: 0, blobs_removed: 0, jobs_expired: 0 }),
     idle: async () => {},
     close: async () => {},
   };

@@ -69,12 +69,50 @@ export function createTestNodes(opts: { steps?: number } = {}): TestNodes {
       },
     }),
     counted({
+      // Slow on purpose: `steps` sleeps of `ms` each, reporting progress and
+      // honouring a cancel between steps, for tests of queues and cancels.
+      name: 'Wait', category: 'test', cacheable: false,
+      required: { value: ['INT', {}], ms: ['INT', { default: 100, min: 0, max: 600000 }], steps: ['INT', { default: 1, min: 1, max: 10000 }] },
+      outputs: [{ type: 'INT' }],
+      run: async ({ value, ms, steps }, ctx) => {
+        for (let i = 1; i <= (steps as number); i++) {
+          await sleep(ms as number, ctx.signal);
+          ctx.progress(i, steps as number);
+        }
+        return { outputs: [value] };
+      },
+    }),
+    counted({
       name: 'Random', category: 'test', cacheable: false,
       outputs: [{ type: 'INT' }],
       run: () => ({ outputs: [4] }),
     }),
   ];
   return { nodes, runs };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Number -> Wait -> Show: a job that takes about `ms * steps` and reports `steps` progress steps. */
+export function waitWorkflow(value = 1, ms = 100, steps = 1): Workflow {
+  return {
+    w1: { class_type: 'Number', inputs: { value } },
+    w2: { class_type: 'Wait', inputs: { value: ['w1', 0], ms, steps } },
+    w3: { class_type: 'Show', inputs: { value: ['w2', 0] } },
+  };
 }
 
 /** Number + Number -> Add -> Show; ids are given as a prefix so the same graph can be built under other ids. */

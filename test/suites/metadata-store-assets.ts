@@ -21,10 +21,31 @@ export function assetCases(getStore: () => MetadataStore): void {
       const input = asset('a1', 'b1', { tags: ['x', 'y'], file_path: 'in/cat.png', job_id: 'j1', expires_at: T0 + 5000 });
       const { asset: stored, blob_created } = await store.commitAsset(blob('b1', hashOf('b1'), 42), input);
       expect(blob_created).toBe(true);
-      expect(stored).toEqual({ ...input, hash: hashOf('b1'), size_bytes: 42 });
+      expect(stored).toEqual({ ...input, hash: hashOf('b1'), size_bytes: 42, node_id: null, output_type: null });
       expect(await store.getAsset('acc1', 'a1', T0)).toEqual(stored);
       expect(await store.findBlobByHash(hashOf('b1'))).toEqual({ key: 'b1', hash: hashOf('b1'), size: 42, created_at: expect.any(Number) });
       expect(await store.findBlobByHash('blake3:unknown')).toBeNull();
+    });
+
+    it('keeps a job output\'s node and kind', async () => {
+      const { asset: stored } = await commit('a1', 'b1', { job_id: 'j1', node_id: '9', output_type: 'image' });
+      expect(stored).toMatchObject({ job_id: 'j1', node_id: '9', output_type: 'image' });
+      expect(await store.getAsset('acc1', 'a1', T0)).toMatchObject({ node_id: '9', output_type: 'image' });
+      expect(await store.listJobAssets('acc1', 'j1')).toMatchObject([{ id: 'a1', node_id: '9', output_type: 'image' }]);
+    });
+
+    it('findAssetByPath returns the account\'s newest live asset with that path', async () => {
+      await commit('a1', 'b1', { file_path: 'in/cat.png', created_at: T0 });
+      await commit('a2', 'b2', { file_path: 'in/cat.png', created_at: T0 + 10 });
+      await commit('a3', 'b3', { file_path: 'in/cat.png', created_at: T0 + 20, expires_at: T0 + 30 });
+      await commit('o1', 'b4', { file_path: 'in/cat.png', created_at: T0 + 40, account_id: 'acc2' });
+      expect((await store.findAssetByPath('acc1', 'in/cat.png', T0 + 25))?.id).toBe('a3');
+      // a3 expired: the next newest is the answer.
+      expect((await store.findAssetByPath('acc1', 'in/cat.png', T0 + 30))?.id).toBe('a2');
+      expect(await store.findAssetByPath('acc1', 'in/dog.png', T0)).toBeNull();
+      await store.deleteAsset('acc1', 'a2', T0 + 30);
+      expect((await store.findAssetByPath('acc1', 'in/cat.png', T0 + 30))?.id).toBe('a1');
+      expect((await store.findAssetByPath('acc2', 'in/cat.png', T0 + 30))?.id).toBe('o1');
     });
 
     it('a second commit over the same blob reuses its row', async () => {

@@ -1,0 +1,81 @@
+// GET /api/v2/jobs/{id}/events: the job's live state as Server-Sent Events.
+// On connect: `status` (the whole Job), the latest `progress`, the latest
+// `preview`. Then live events from this instance's hub, plus a once-a-second
+// read of the row that catches what the hub cannot carry: queue_position
+// moving while queued, and jobs run by another instance. Ends after the
+// terminal `status`. Live push only: no ids, no replay.
+import type { AccountRecord } from '../../storage/types.ts';
+import type { ServiceContext } from '../context.ts';
+import { createSseStream, SSE_HEADERS } from './sse.ts';
+import { isTerminal, type JobStatus } from './state-machine.ts';
+import { findOwnJob, isRetained, jobView, outputView } from './view.ts';
+
+const ROW_POLL_MS = 1000;
+
+export async function jobEvents(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
+  const account: AccountRecord = await ctx.auth.authenticate(request);
+  const job = await findOwnJob(ctx, account, id);
+  const release = ctx.jobs.streams.acquire(account.id);
+  let unsubscribe = () => {};
+  let poll: ReturnType<typeof setInterval> | undefined;
+  const cleanup = () => {
+    release();
+    unsubscribe();
+    clearInterval(poll);
+    ctx.jobs.sessions.delete(finish);
+  };
+  const sse = createSseStream({ signal: request.signal, keepaliveMs: ctx.jobs.sseKeepaliveMs, onCancel: cleanup });
+  function finish() {
+    if (!sse.closed) sse.close();
+    cleanup();
+  }
+  ctx.jobs.sessions.add(finish);
+
+  // One queue of sends, so frames leave in the order their causes happened.
+  let chain: Promise<void> = Promise.resolve();
+  const enqueue = (work: () => Promise<void> | void) => {
+    chain = chain
+      .then(() => (sse.closed ? undefined : work()))
+      .catch((err: unknown) => {
+        ctx.logger.error('job event stream failed', { job_id: job.id, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+        finish();
+      });
+  };
+
+  let last: { status: string; position: number | null } | null = null;
+  /** Sends `status` when the status or queue position changed (always when `force`); ends after a terminal one. */
+  async function status(force: boolean) {
+    const row = await ctx.metadata.getJob(account.id, job.id);
+    if (!row || !isRetained(row, ctx.now())) return finish();
+    const position = row.status === 'queued' ? await ctx.metadata.countQueuedBefore(row.seq) : null;
+    if (force || !last || last.status !== row.status || last.position !== position) {
+      last = { status: row.status, position };
+      const view = await jobView(ctx, request, row, { queuePosition: position });
+      sse.send({ event: 'status', data: view });
+      if (force && view.progress) sse.send({ event: 'progress', data: view.progress });
+    }
+    if (isTerminal(row.status as JobStatus)) finish();
+  }
+
+  unsubscribe = ctx.jobs.hub.subscribe(job.id, (event) => {
+    switch (event.type) {
+      case 'status':
+        return enqueue(() => status(false));
+      case 'progress':
+        return enqueue(() => void sse.send({ event: 'progress', data: event.progress }));
+      case 'preview':
+        return enqueue(() => void sse.send({ event: 'preview', data: event.preview }));
+      case 'output':
+        return enqueue(async () => void sse.send({ event: 'output', data: await outputView(ctx, request, event.asset) }));
+    }
+  });
+  enqueue(async () => {
+    await status(true);
+    const preview = ctx.jobs.hub.latestPreview(job.id);
+    if (preview && !sse.closed) sse.send({ event: 'preview', data: preview });
+  });
+  poll = setInterval(() => enqueue(() => status(false)), ROW_POLL_MS);
+  (poll as { unref?: () => void }).unref?.();
+
+  return new Response(sse.stream, { headers: SSE_HEADERS });
+}

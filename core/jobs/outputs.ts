@@ -1,0 +1,77 @@
+// The engine's side of the asset store: outputs stream through the same
+// hash-and-dedup path as uploads and become assets of the job's account that
+// expire with the job; inputs are the account's live assets, by id or name.
+import type { ExecutionContext, OutputAsset } from '../../engine/types.ts';
+import type { AssetRecord, JobRecord } from '../../storage/types.ts';
+import type { ServiceContext } from '../context.ts';
+import { mintAsset, stageBlob } from '../assets/ingest.ts';
+
+type OutputInput = Parameters<ExecutionContext['commitOutput']>[0];
+
+async function* chunksOf(body: OutputInput['body']): AsyncIterable<Uint8Array> {
+  if (body instanceof Uint8Array) yield body;
+  else yield* body;
+}
+
+export const toOutputAsset = (a: AssetRecord): OutputAsset => ({
+  id: a.id,
+  node_id: a.node_id ?? '',
+  name: a.file_path ?? a.id,
+  type: (a.output_type ?? 'file') as OutputAsset['type'],
+  content_type: a.content_type,
+  size_bytes: a.size_bytes,
+  hash: a.hash,
+});
+
+/**
+ * Commits one output. A job that runs again after a restart produces the
+ * same files: an output with the same node, name and bytes as one the job
+ * already has is that one, so outputs committed before the crash are kept
+ * and not listed twice. Returns the asset and whether it is new.
+ */
+export async function commitJobOutput(
+  ctx: ServiceContext,
+  job: JobRecord,
+  output: OutputInput,
+): Promise<{ asset: AssetRecord; created: boolean }> {
+  const staged = await stageBlob(ctx, chunksOf(output.body));
+  if (job.attempts > 1) {
+    const same = (await ctx.metadata.listJobAssets(job.account_id, job.id)).find(
+      (a) => a.node_id === output.node_id && a.file_path === output.name && a.hash === staged.hash,
+    );
+    if (same) {
+      await staged.writer.abort();
+      return { asset: same, created: false };
+    }
+  }
+  const result = await mintAsset(ctx, staged, {
+    account_id: job.account_id,
+    content_type: output.content_type,
+    file_path: output.name,
+    tags: ['output'],
+    expires_at: job.expires_at,
+    job_id: job.id,
+    node_id: output.node_id,
+    output_type: output.type,
+  });
+  return { asset: result.asset, created: true };
+}
+
+/** An input asset of the job's account: by id, or the newest with that file name. */
+export async function readJobAsset(
+  ctx: ServiceContext,
+  accountId: string,
+  ref: { id?: string; name?: string },
+): ReturnType<ExecutionContext['readAsset']> {
+  const now = ctx.now();
+  const asset = ref.id
+    ? await ctx.metadata.getAsset(accountId, ref.id, now)
+    : ref.name
+      ? await ctx.metadata.findAssetByPath(accountId, ref.name, now)
+      : null;
+  if (!asset) return null;
+  const body = await ctx.blobs.get(asset.blob_key);
+  // Collected between the row read and the byte read: as absent as a deleted asset.
+  if (!body) return null;
+  return { id: asset.id, content_type: asset.content_type, size_bytes: asset.size_bytes, body };
+}

@@ -1,0 +1,49 @@
+// GET /api/v2/jobs/{id}, GET /api/v2/jobs/{id}/workflow and
+// POST /api/v2/jobs/{id}/cancel. Another account's job, an expired one and an
+// unknown id all answer the same 404.
+import type { JobRecord } from '../../storage/types.ts';
+import type { ServiceContext } from '../context.ts';
+import { notFound } from '../errors.ts';
+import { canTransition, transition, type JobStatus } from './state-machine.ts';
+import { findOwnJob, jobView } from './view.ts';
+
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
+export async function getJob(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
+  const account = await ctx.auth.authenticate(request);
+  const job = await findOwnJob(ctx, account, id);
+  return Response.json(await jobView(ctx, request, job), { headers: NO_STORE });
+}
+
+export async function getJobWorkflow(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
+  const account = await ctx.auth.authenticate(request);
+  const job = await findOwnJob(ctx, account, id);
+  // Only the graph is stored: extra_data (a credential) never reaches the row.
+  return Response.json({ workflow: job.workflow, format: 'api' }, { headers: NO_STORE });
+}
+
+/** Moves the job one step toward canceled; returns the row as it is afterwards. */
+async function requestCancel(ctx: ServiceContext, job: JobRecord): Promise<JobRecord> {
+  // A few rounds: the row may move (queued -> running) between the read and the CAS.
+  for (let round = 0; round < 5; round++) {
+    const from = job.status as JobStatus;
+    if (!canTransition(from, 'cancel')) return job;
+    const to = transition(from, 'cancel');
+    const patch = to === 'canceled' ? { completed_at: ctx.now() } : {};
+    if (await ctx.metadata.transitionJob(job.id, from, to, patch)) {
+      // A running job stops at its next node or step boundary; another instance notices through its poll.
+      if (to === 'canceling') ctx.jobs.abortLocal(job.id);
+      ctx.jobs.hub.publish(job.id, { type: 'status' });
+    }
+    const fresh = await ctx.metadata.getJob(job.account_id, job.id);
+    if (!fresh) throw notFound('No job with this id.');
+    job = fresh;
+  }
+  return job;
+}
+
+export async function cancelJob(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
+  const account = await ctx.auth.authenticate(request);
+  const job = await requestCancel(ctx, await findOwnJob(ctx, account, id));
+  return Response.json(await jobView(ctx, request, job), { headers: NO_STORE });
+}

@@ -1,0 +1,184 @@
+// Runs one job the scheduler moved to `running`: hands it to the engine with
+// an ExecutionContext, folds the engine's events into throttled progress
+// snapshots (row + live streams), commits outputs as they come, and ends the
+// row in its terminal status with a compare-and-set. A job aborted because
+// this instance is shutting down goes back to the queue instead.
+import { ExecutionError, type Engine, type ExecutionContext } from '../../engine/types.ts';
+import type { JobRecord } from '../../storage/types.ts';
+import type { ServiceContext } from '../context.ts';
+import type { JobHub, PreviewPayload } from './hub.ts';
+import { commitJobOutput, readJobAsset, toOutputAsset } from './outputs.ts';
+import { createProgressTracker, type Progress, type ProgressTracker } from './progress.ts';
+import { transition } from './state-machine.ts';
+import { createThrottle } from './throttle.ts';
+import { countNodesToRun, resolveAssetRefs } from './workflow-check.ts';
+
+/** Why a running job's signal was aborted. */
+export class JobAbort extends Error {
+  override name = 'AbortError';
+  constructor(readonly kind: 'cancel' | 'shutdown') {
+    super(kind === 'cancel' ? 'The job was canceled.' : 'The service is shutting down.');
+  }
+}
+
+export interface RunnerDeps {
+  ctx: ServiceContext;
+  engine: Engine;
+  hub: JobHub;
+  /** Jobs running on this instance, for cancel and shutdown. */
+  active: Map<string, AbortController>;
+  /** Per-job extra_data, held in memory only (it can carry a credential). */
+  extraData: Map<string, Record<string, unknown>>;
+  progressIntervalMs: number;
+  /** How often a running job's row is read to notice a cancel made on another instance. */
+  cancelPollMs: number;
+}
+
+type Outcome =
+  | { kind: 'succeeded' }
+  | { kind: 'canceled' }
+  | { kind: 'shutdown' }
+  | { kind: 'failed'; error: Record<string, unknown> };
+
+const INTERNAL_ERROR = 'The job failed because of an internal error.';
+
+function errorRecord(err: ExecutionError): Record<string, unknown> {
+  return {
+    code: err.node_id !== null ? 'node_execution_error' : err.exception_type === 'ValidationError' ? 'invalid_workflow' : 'execution_error',
+    message: err.message,
+    exception_type: err.exception_type,
+    node_id: err.node_id,
+    class_type: err.class_type,
+    traceback: err.traceback,
+  };
+}
+
+export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<void> {
+  const { ctx, engine, hub, active, extraData } = deps;
+  const log = (message: string, job: JobRecord, err: unknown) =>
+    ctx.logger.error(message, { job_id: job.id, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+
+  async function settle(job: JobRecord, outcome: Outcome, tracker: ProgressTracker): Promise<void> {
+    const now = ctx.now();
+    // Tried in order: the row is `running`, or `canceling` if a cancel came in meanwhile.
+    const moves: Array<[from: 'running' | 'canceling', to: string, patch: Record<string, unknown>]> = [];
+    switch (outcome.kind) {
+      case 'succeeded': {
+        const patch = { completed_at: now, progress: { ...tracker.finish() } };
+        moves.push(['running', transition('running', 'succeed'), patch], ['canceling', transition('canceling', 'succeed'), patch]);
+        break;
+      }
+      case 'failed': {
+        const patch = { completed_at: now, progress: { ...tracker.snapshot() }, error: outcome.error };
+        moves.push(['running', transition('running', 'fail'), patch], ['canceling', transition('canceling', 'fail'), patch]);
+        break;
+      }
+      case 'canceled':
+        moves.push(['canceling', transition('canceling', 'canceled'), { completed_at: now, progress: { ...tracker.snapshot() } }]);
+        break;
+      case 'shutdown':
+        // Its work is lost with this process; it runs again from the start.
+        moves.push(
+          ['running', transition('running', 'requeue'), { started_at: null, progress: null }],
+          ['canceling', transition('canceling', 'canceled'), { completed_at: now }],
+        );
+        break;
+    }
+    for (const [from, to, patch] of moves) {
+      if (await ctx.metadata.transitionJob(job.id, from, to, patch)) return;
+    }
+    ctx.logger.warn('job row moved by another writer before the run ended', { job_id: job.id, outcome: outcome.kind });
+  }
+
+  return async function run(job: JobRecord): Promise<void> {
+    const controller = new AbortController();
+    active.set(job.id, controller);
+    hub.publish(job.id, { type: 'status' });
+    let tracker = createProgressTracker(0);
+    let outcome: Outcome;
+    let saving: Promise<void> = Promise.resolve();
+    const progress = createThrottle<Progress>(
+      (p) => {
+        // Serialised, so an older snapshot can never land after a newer one.
+        saving = saving.then(() => ctx.metadata.saveProgress(job.id, { ...p })).catch((err) => log('progress save failed', job, err));
+        hub.publish(job.id, { type: 'progress', progress: { ...p } });
+      },
+      { intervalMs: deps.progressIntervalMs },
+    );
+    const previews = createThrottle<PreviewPayload>((preview) => hub.publish(job.id, { type: 'preview', preview }), {
+      intervalMs: deps.progressIntervalMs,
+    });
+    const poll = setInterval(() => {
+      ctx.metadata
+        .getJobById(job.id)
+        .then((row) => {
+          if (row && row.status !== 'running' && !controller.signal.aborted) controller.abort(new JobAbort('cancel'));
+        })
+        .catch((err) => log('cancel poll failed', job, err));
+    }, deps.cancelPollMs);
+    (poll as { unref?: () => void }).unref?.();
+
+    try {
+      const workflow = resolveAssetRefs(job.workflow);
+      const defs = await engine.nodeDefinitions();
+      const outputs = Object.keys(workflow).filter((id) => defs[workflow[id]?.class_type]?.output_node);
+      tracker = createProgressTracker(countNodesToRun(workflow, outputs));
+      const execution: ExecutionContext = {
+        signal: controller.signal,
+        emit(event) {
+          if (event.type === 'preview') {
+            previews.push({
+              node_id: event.node_id,
+              content_type: event.format === 'png' ? 'image/png' : 'image/jpeg',
+              data_base64: base64(event.bytes),
+            });
+            return;
+          }
+          const snapshot = tracker.update(event);
+          if (snapshot) progress.push(snapshot);
+        },
+        async commitOutput(output) {
+          const { asset, created } = await commitJobOutput(ctx, job, output);
+          if (created) hub.publish(job.id, { type: 'output', asset });
+          return toOutputAsset(asset);
+        },
+        readAsset: (ref) => readJobAsset(ctx, job.account_id, ref),
+      };
+      await engine.execute(
+        { id: job.id, account_id: job.account_id, workflow, extra_data: extraData.get(job.id) },
+        execution,
+      );
+      outcome = { kind: 'succeeded' };
+    } catch (err) {
+      const reason = controller.signal.aborted ? controller.signal.reason : undefined;
+      if (reason instanceof JobAbort) {
+        outcome = { kind: reason.kind === 'cancel' ? 'canceled' : 'shutdown' };
+      } else if (err instanceof ExecutionError) {
+        outcome = { kind: 'failed', error: errorRecord(err) };
+      } else {
+        log('job failed with an unexpected error', job, err);
+        outcome = { kind: 'failed', error: { code: 'internal_error', message: INTERNAL_ERROR, exception_type: null, node_id: null, class_type: null, traceback: null } };
+      }
+    } finally {
+      clearInterval(poll);
+      progress.cancel();
+      previews.cancel();
+      await saving;
+    }
+    try {
+      await settle(job, outcome, tracker);
+    } finally {
+      active.delete(job.id);
+      extraData.delete(job.id);
+      hub.publish(job.id, { type: 'status' });
+      hub.forget(job.id);
+    }
+  };
+}
+
+function base64(bytes: Uint8Array): string {
+  // Chunked: String.fromCharCode(...all) overflows the call stack on large images.
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}

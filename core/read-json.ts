@@ -1,0 +1,48 @@
+// Reads a JSON request body with a size cap, answering 415, 413 or 400 in
+// the envelope instead of letting a bad body become a 500.
+import { ApiError } from './errors.ts';
+
+const MAX_JSON_BYTES = 64 * 1024;
+
+/** Reads a small JSON body, refusing oversized or unparseable ones with 4xx. */
+export async function readJson(request: Request, max = MAX_JSON_BYTES): Promise<unknown> {
+  const type = request.headers.get('content-type') ?? '';
+  if (!/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type)) {
+    throw new ApiError('unsupported_media_type', 'The body must be application/json.');
+  }
+  const tooLarge = () => new ApiError('payload_too_large', `The JSON body is larger than ${max} bytes.`, { limit_bytes: max });
+  if (Number(request.headers.get('content-length') ?? 0) > max) throw tooLarge();
+  // Read with a cap, since a chunked body announces no length.
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (request.body) {
+    const reader = request.body.getReader();
+    for (;;) {
+      const { value, done } = await reader.read().catch((err: unknown) => {
+        // A runtime adapter's own body limit (status 413) is a size refusal.
+        if ((err as { status?: unknown } | null)?.status === 413) throw tooLarge();
+        throw new ApiError('malformed_request', 'The request body ended early.');
+      });
+      if (done) break;
+      size += value.length;
+      if (size > max) {
+        await reader.cancel().catch(() => undefined);
+        throw tooLarge();
+      }
+      chunks.push(value);
+    }
+  }
+  const bytes = new Uint8Array(size);
+  chunks.reduce((at, c) => (bytes.set(c, at), at + c.length), 0);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new ApiError('malformed_request', 'The body is not valid UTF-8.');
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError('malformed_request', 'The body is not valid JSON.');
+  }
+}
