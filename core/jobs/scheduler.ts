@@ -72,8 +72,12 @@ export interface SchedulerOptions {
 }
 
 export interface Scheduler {
-  /** Throws 402 `insufficient_credits` or 429 `queue_full` (with Retry-After) when a job may not be queued now. */
-  admit(accountId: string): Promise<void>;
+  /**
+   * Throws 402 `insufficient_credits` or 429 `queue_full` (with Retry-After)
+   * when a job may not be queued now; otherwise resolves to the number of
+   * jobs queued at that moment (what a job queued next will have ahead of it).
+   */
+  admit(accountId: string): Promise<number>;
   /** Asks for a pass soon; kicks before that pass begins share it. */
   kick(): void;
   /** One pass now (after any pass under way); resolves to the number of jobs started. */
@@ -242,6 +246,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
         logger.warn('queue full', { account_id: accountId, queued });
         throw new ApiError('queue_full', 'The job queue is full. Retry later.', undefined, { 'Retry-After': retryAfter });
       }
+      return queued;
     },
     kick,
     pass,

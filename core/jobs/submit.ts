@@ -88,7 +88,7 @@ export async function submitJob(request: Request, ctx: ServiceContext): Promise<
   await checkAssetRefs(ctx, account, workflow);
 
   return withIdempotency(ctx, request, account, async (commitment) => {
-    await ctx.jobs.scheduler.admit(account.id);
+    const ahead = await ctx.jobs.scheduler.admit(account.id);
     const id = crypto.randomUUID();
     // In place before the row exists: the scheduler may start the job at once.
     if (extra) ctx.jobs.extraData.set(id, extra);
@@ -109,7 +109,8 @@ export async function submitJob(request: Request, ctx: ServiceContext): Promise<
     }
     commitment.committed();
     if (ctx.jobs.runsJobs) ctx.jobs.scheduler.kick();
-    const view = await jobView(ctx, request, job, { outputs: [] });
+    // Counted at admission, which saves counting the queue twice per submission.
+    const view = await jobView(ctx, request, job, { outputs: [], queuePosition: ahead });
     return Response.json(view, { status: 201, headers: { Location: `${mountPrefix(ctx)}${jobPath(id)}` } });
   });
 }

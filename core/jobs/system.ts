@@ -51,8 +51,15 @@ export function createJobSystem(ctx: ServiceContext, options: ServiceOptions, en
     progressIntervalMs: options.progressIntervalMs ?? 500,
     cancelPollMs: 1000,
   });
+  // Tiers come from the configuration, which only changes with a restart.
+  const tiers = new Map<string, string>();
   const scheduler = createScheduler({
     store: ctx.metadata,
+    tierOf: async (id) => {
+      let tier = tiers.get(id);
+      if (tier === undefined) tiers.set(id, (tier = (await ctx.metadata.upsertAccount({ id })).tier));
+      return tier;
+    },
     tierLimits: options.tierLimits,
     maxQueueDepth: options.maxQueueDepth,
     credits: options.credits,

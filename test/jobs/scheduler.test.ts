@@ -280,7 +280,7 @@ describe('scheduler: queue bound', () => {
   it('answers 429 queue_full with Retry-After once the queued count reaches the bound', async () => {
     const h = harness({ maxQueueDepth: 3 });
     await h.submit('a', 2);
-    await expect(h.scheduler.admit('a')).resolves.toBeUndefined();
+    await expect(h.scheduler.admit('a')).resolves.toBe(2); // the jobs a new one would have ahead
     await h.submit('b', 1);
     const err = await h.scheduler.admit('c').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
@@ -292,7 +292,7 @@ describe('scheduler: queue bound', () => {
     await h.submit('a', 2);
     await expect(h.scheduler.admit('a')).rejects.toMatchObject({ headers: { 'Retry-After': '3' } });
     await h.scheduler.pass();
-    await expect(h.scheduler.admit('a')).resolves.toBeUndefined();
+    await expect(h.scheduler.admit('a')).resolves.toBe(0);
   });
 });
 
@@ -405,7 +405,7 @@ describe('credits', () => {
 
   it('admit checks credits per account, before the queue bound', async () => {
     const h = harness({ credits: only('rich'), maxQueueDepth: 1 });
-    await expect(h.scheduler.admit('rich')).resolves.toBeUndefined();
+    await expect(h.scheduler.admit('rich')).resolves.toBe(0);
     await expect(h.scheduler.admit('poor')).rejects.toMatchObject({ code: 'insufficient_credits' });
     await h.submit('rich');
     await expect(h.scheduler.admit('poor')).rejects.toMatchObject({ code: 'insufficient_credits' });
