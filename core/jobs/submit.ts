@@ -18,6 +18,9 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 function checkEnvelope(body: unknown): void {
   if (!isObject(body)) throw invalid('The body must be a JSON object with a "workflow".', '(body)', 'must be an object');
+  if (Array.isArray(body.workflow)) {
+    throw invalid('workflow: must be an object of nodes keyed by node id, not an array', 'workflow', 'must be an object');
+  }
   for (const field of RESERVED) {
     if (field in body) throw invalid(`${field}: is reserved and not accepted yet`, field, 'reserved');
   }
