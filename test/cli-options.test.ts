@@ -11,18 +11,19 @@ const serveOptions = (argv: string[], env: Record<string, string> = {}) => {
 
 describe('cli options', () => {
   it('uses the defaults when nothing is given', () => {
-    expect(serveOptions(['serve'])).toEqual({ host: DEFAULT_HOST, port: DEFAULT_PORT, data: DEFAULT_DATA, token: undefined });
+    expect(serveOptions(['serve'])).toEqual({ host: DEFAULT_HOST, port: DEFAULT_PORT, data: DEFAULT_DATA, token: undefined, allowPrivateUrls: false });
     expect([DEFAULT_HOST, DEFAULT_PORT, DEFAULT_DATA]).toEqual(['127.0.0.1', 8189, './data']);
   });
 
   it('takes GRAPHRUN_* variables, and flags over them', () => {
     const env = { GRAPHRUN_HOST: '0.0.0.0', GRAPHRUN_PORT: '9000', GRAPHRUN_DATA: '/var/lib/graphrun', GRAPHRUN_TOKEN: 'from-env' };
-    expect(serveOptions(['serve'], env)).toEqual({ host: '0.0.0.0', port: 9000, data: '/var/lib/graphrun', token: 'from-env' });
+    expect(serveOptions(['serve'], env)).toEqual({ host: '0.0.0.0', port: 9000, data: '/var/lib/graphrun', token: 'from-env', allowPrivateUrls: false });
     expect(serveOptions(['serve', '--host', '::1', '--port=0', '--data', './d', '--token', 'flag'], env)).toEqual({
       host: '::1',
       port: 0,
       data: './d',
       token: 'flag',
+      allowPrivateUrls: false,
     });
     expect(serveOptions(['serve', '--port', '1234'], env)).toMatchObject({ host: '0.0.0.0', port: 1234, token: 'from-env' });
   });
@@ -35,7 +36,9 @@ describe('cli options', () => {
     expect(parseCliArgs(['--help'])).toEqual({ command: 'help' });
     expect(parseCliArgs(['serve', '-h'])).toEqual({ command: 'help' });
     expect(USAGE).toMatch(/graphrun serve/);
-    for (const name of ['--host', '--port', '--data', '--token', 'GRAPHRUN_TOKEN']) expect(USAGE).toContain(name);
+    for (const name of ['--host', '--port', '--data', '--token', 'GRAPHRUN_TOKEN', '--allow-private-urls', 'GRAPHRUN_ALLOW_PRIVATE_URLS']) {
+      expect(USAGE).toContain(name);
+    }
   });
 
   it.each([
@@ -46,6 +49,7 @@ describe('cli options', () => {
     [['serve', '--port', '-1'], /port/],
     [['serve', '--host', ''], /--host must not be empty/],
     [['serve', 'extra'], /Unexpected argument "extra"/],
+    [['serve', '--allow-private-urls=yes'], /allow-private-urls/],
     [['start'], /Unknown command "start"/],
     [[], /No command given/],
   ])('rejects %j', (argv, message) => {
@@ -55,5 +59,41 @@ describe('cli options', () => {
 
   it('names the variable when the bad port came from the environment', () => {
     expect(() => parseCliArgs(['serve'], { GRAPHRUN_PORT: 'x' })).toThrow(/GRAPHRUN_PORT must be a port number/);
+  });
+
+  describe('--allow-private-urls / GRAPHRUN_ALLOW_PRIVATE_URLS', () => {
+    it('is off by default and on with the flag', () => {
+      expect(serveOptions(['serve']).allowPrivateUrls).toBe(false);
+      expect(serveOptions(['serve', '--allow-private-urls']).allowPrivateUrls).toBe(true);
+      expect(serveOptions(['--allow-private-urls', 'serve', '--port', '0'])).toMatchObject({ allowPrivateUrls: true, port: 0 });
+    });
+
+    it.each(['1', 'true', 'TRUE', 'True'])('is on with the variable set to %j', (value) => {
+      expect(serveOptions(['serve'], { GRAPHRUN_ALLOW_PRIVATE_URLS: value }).allowPrivateUrls).toBe(true);
+    });
+
+    it.each(['0', 'false', 'FALSE', ''])('is off with the variable set to %j', (value) => {
+      expect(serveOptions(['serve'], { GRAPHRUN_ALLOW_PRIVATE_URLS: value }).allowPrivateUrls).toBe(false);
+    });
+
+    it('the flag turns it on whatever the variable says', () => {
+      expect(serveOptions(['serve', '--allow-private-urls'], { GRAPHRUN_ALLOW_PRIVATE_URLS: '0' }).allowPrivateUrls).toBe(true);
+    });
+
+    it.each(['yes', 'on', '2', 'tru', '1 '])('rejects the variable set to %j, naming it', (value) => {
+      const parse = () => parseCliArgs(['serve'], { GRAPHRUN_ALLOW_PRIVATE_URLS: value });
+      expect(parse).toThrow(CliUsageError);
+      expect(parse).toThrow(`GRAPHRUN_ALLOW_PRIVATE_URLS must be 1, true, 0 or false, got "${value}".`);
+    });
+
+    it('leaves the other options alone', () => {
+      expect(serveOptions(['serve', '--allow-private-urls'], { GRAPHRUN_TOKEN: 't' })).toEqual({
+        host: DEFAULT_HOST,
+        port: DEFAULT_PORT,
+        data: DEFAULT_DATA,
+        token: 't',
+        allowPrivateUrls: true,
+      });
+    });
   });
 });

@@ -7,6 +7,8 @@ export interface ServeCliOptions {
   port: number;
   data: string;
   token: string | undefined;
+  /** LoadImageFromURL may fetch private, loopback and link-local addresses. */
+  allowPrivateUrls: boolean;
 }
 
 export type CliCommand = { command: 'help' } | { command: 'serve'; options: ServeCliOptions };
@@ -30,6 +32,10 @@ Options:
   --data <dir>      Directory for the database and blobs (env GRAPHRUN_DATA, default ${DEFAULT_DATA})
   --token <secret>  Require "Authorization: Bearer <secret>" (env GRAPHRUN_TOKEN;
                     prefer the variable: flags are visible to other local users)
+  --allow-private-urls
+                    Let LoadImageFromURL fetch private, loopback and link-local
+                    addresses (env GRAPHRUN_ALLOW_PRIVATE_URLS=1 or true; default off:
+                    only for trusted users, it opens the local network to workflows)
   -h, --help        Show this help
 `;
 
@@ -46,6 +52,15 @@ function nonEmpty(value: string | undefined, from: string): string | undefined {
   return value;
 }
 
+/** A yes/no variable: 1 or true is on; 0, false or empty is off; anything else is a mistake. */
+function parseSwitch(raw: string | undefined, from: string): boolean {
+  if (raw === undefined) return false;
+  const value = raw.toLowerCase();
+  if (value === '1' || value === 'true') return true;
+  if (value === '' || value === '0' || value === 'false') return false;
+  throw new CliUsageError(`${from} must be 1, true, 0 or false, got "${raw}".`);
+}
+
 export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand {
   let parsed;
   try {
@@ -58,6 +73,7 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
         port: { type: 'string' },
         data: { type: 'string' },
         token: { type: 'string' },
+        'allow-private-urls': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -82,6 +98,7 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
       port: port === undefined ? DEFAULT_PORT : parsePort(port, values.port !== undefined ? '--port' : 'GRAPHRUN_PORT'),
       data: nonEmpty(values.data, '--data') ?? fromEnv('GRAPHRUN_DATA') ?? DEFAULT_DATA,
       token: nonEmpty(values.token, '--token') ?? fromEnv('GRAPHRUN_TOKEN'),
+      allowPrivateUrls: values['allow-private-urls'] === true || parseSwitch(env.GRAPHRUN_ALLOW_PRIVATE_URLS, 'GRAPHRUN_ALLOW_PRIVATE_URLS'),
     },
   };
 }

@@ -5,17 +5,21 @@ import { join, resolve } from 'node:path';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createService } from '../../core/index.ts';
+import { createLocalEngine } from '../../engine/local/engine.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../../storage/sql/sqlite.ts';
 import { CliUsageError, parseCliArgs, USAGE, type ServeCliOptions } from './cli-options.ts';
 import { serve } from './server.ts';
 
-async function runServe({ host, port, data, token }: ServeCliOptions): Promise<void> {
+async function runServe({ host, port, data, token, allowPrivateUrls }: ServeCliOptions): Promise<void> {
   await mkdir(data, { recursive: true });
   const blobs = await createFsBlobStore({ dir: join(data, 'blobs') });
   const storage = await createSqliteStorage({ filename: join(data, 'graphrun.db'), blobs });
   // The service owns the storage from here: service.close() closes both halves.
-  const service = await createService({ storage, token });
+  // Without the switch the default engine (private addresses refused) runs the jobs.
+  const engine = allowPrivateUrls ? createLocalEngine({ settings: { allowPrivateUrls: true } }) : undefined;
+  const service = await createService({ storage, token, engine });
+  if (allowPrivateUrls) process.stderr.write('graphrun: LoadImageFromURL may fetch private, loopback and link-local addresses\n');
   const running = await serve(service, { host, port });
   process.stdout.write(`graphrun listening on ${running.url}\n`);
 
