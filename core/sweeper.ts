@@ -4,7 +4,8 @@
 // finished jobs past their retention `expired` (their outputs expire with them).
 import type { ServiceContext } from './context.ts';
 import { collectBlob } from './assets/ingest.ts';
-import { TERMINAL } from './jobs/state-machine.ts';
+import { EXPIRED_ERROR } from './jobs/job-errors.ts';
+import { TERMINAL, transition } from './jobs/state-machine.ts';
 
 const BATCH = 500;
 
@@ -13,6 +14,19 @@ const ENDED = [...TERMINAL].filter((s) => s !== 'expired');
 export async function sweep(ctx: ServiceContext): Promise<{ expired: number; blobs_removed: number; jobs_expired: number }> {
   const now = ctx.now();
   let jobsExpired = 0;
+  // Queued past the deadline: failed now (oldest first, which is also earliest deadline
+  // with one retention setting), and expired with the finished ones below once due.
+  for (let more = true; more; ) {
+    const queued = await ctx.metadata.listJobsByStatus(['queued'], BATCH);
+    const due = queued.filter((j) => j.expires_at <= now);
+    for (const job of due) {
+      if (await ctx.metadata.transitionJob(job.id, 'queued', transition('queued', 'fail'), { completed_at: now, error: EXPIRED_ERROR })) {
+        ctx.jobs.extraData.delete(job.id);
+        ctx.jobs.hub.publish(job.id, { type: 'status' });
+      }
+    }
+    more = queued.length === BATCH && due.length === queued.length;
+  }
   for (;;) {
     const ids = await ctx.metadata.expireJobs(ENDED, now, BATCH);
     jobsExpired += ids.length;

@@ -16,6 +16,8 @@ const EVENTS: JobEvent[] = ['start', 'succeed', 'fail', 'cancel', 'canceled', 'e
 const LEGAL: Array<[JobStatus, JobEvent, JobStatus]> = [
   ['queued', 'start', 'running'],
   ['queued', 'cancel', 'canceled'],
+  // Retention ran out while it waited: it fails without running.
+  ['queued', 'fail', 'failed'],
   ['running', 'succeed', 'succeeded'],
   ['running', 'fail', 'failed'],
   ['running', 'cancel', 'canceling'],

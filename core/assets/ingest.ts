@@ -68,6 +68,8 @@ export interface AssetFields {
   tags: string[];
   /** Requested retention deadline; a dedup hit may extend it, never shorten it. */
   expires_at: number | null;
+  /** False: keep `expires_at` as given (job outputs live exactly as long as their job). Default true. */
+  extendRetention?: boolean;
   job_id: string | null;
   /** Job outputs: the producing node and the output's kind. */
   node_id?: string | null;
@@ -99,10 +101,13 @@ export async function mintAsset(
       if (!blob.writer && existing.length === 0) {
         throw new ApiError('blob_not_found', 'No stored content with this hash is available to this account.');
       }
-      const expires_at = existing.reduce<number | null>((d, a) => laterDeadline(d, a.expires_at), fields.expires_at);
+      const { extendRetention = true, ...record } = fields;
+      const expires_at = extendRetention
+        ? existing.reduce<number | null>((d, a) => laterDeadline(d, a.expires_at), fields.expires_at)
+        : fields.expires_at;
       const result = await ctx.metadata.commitAsset(
         { key, hash: blob.hash, size: blob.size },
-        { ...fields, id: crypto.randomUUID(), blob_key: key, created_at: now, expires_at },
+        { ...record, id: crypto.randomUUID(), blob_key: key, created_at: now, expires_at },
       );
       return { ...result, created_new: existing.length === 0 };
     } catch (err) {

@@ -2,15 +2,21 @@
 // On connect: `status` (the whole Job), the latest `progress`, the latest
 // `preview`. Then live events from this instance's hub, plus a once-a-second
 // read of the row that catches what the hub cannot carry: queue_position
-// moving while queued, and jobs run by another instance. Ends after the
-// terminal `status`. Live push only: no ids, no replay.
-import type { AccountRecord } from '../../storage/types.ts';
+// moving while queued, and, for a job another instance runs, its saved
+// progress and committed outputs (previews exist only where the job runs).
+// Ends after the terminal `status`. Live push only: no ids, no replay.
+// A reader that falls behind skips progress and preview frames (each is a
+// snapshot, the next one or the terminal status re-syncs it) rather than
+// making the server hold them.
+import type { AccountRecord, JobRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { createSseStream, SSE_HEADERS } from './sse.ts';
 import { isTerminal, type JobStatus } from './state-machine.ts';
 import { findOwnJob, isRetained, jobView, outputView } from './view.ts';
 
 const ROW_POLL_MS = 1000;
+/** Bytes a stream may have unread before snapshot frames are skipped. */
+const BEHIND_BYTES = 256 * 1024;
 
 export async function jobEvents(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
   const account: AccountRecord = await ctx.auth.authenticate(request);
@@ -43,6 +49,24 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
   };
 
   let last: { status: string; position: number | null } | null = null;
+  let lastProgress: string | null = null;
+  const sentOutputs = new Set<string>();
+  const sendProgress = (progress: Record<string, unknown>) => {
+    const json = JSON.stringify(progress);
+    if (json === lastProgress || sse.buffered > BEHIND_BYTES) return;
+    lastProgress = json;
+    sse.send({ event: 'progress', text: json });
+  };
+  /** For a job this instance does not run: what the row shows that the hub did not bring. */
+  async function remote(row: JobRecord) {
+    if (ctx.jobs.runsHere(row.id) || (row.status !== 'running' && row.status !== 'canceling')) return;
+    if (row.progress) sendProgress(row.progress);
+    for (const asset of await ctx.metadata.listJobAssets(row.account_id, row.id)) {
+      if (sentOutputs.has(asset.id)) continue;
+      sentOutputs.add(asset.id);
+      sse.send({ event: 'output', data: await outputView(ctx, request, asset) });
+    }
+  }
   /** Sends `status` when the status or queue position changed (always when `force`); ends after a terminal one. */
   async function status(force: boolean) {
     const row = await ctx.metadata.getJob(account.id, job.id);
@@ -52,9 +76,13 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
       last = { status: row.status, position };
       const view = await jobView(ctx, request, row, { queuePosition: position });
       sse.send({ event: 'status', data: view });
-      if (force && view.progress) sse.send({ event: 'progress', data: view.progress });
+      if (force) {
+        if (view.progress) sendProgress(view.progress);
+        for (const output of view.outputs) sentOutputs.add(output.id);
+      }
     }
-    if (isTerminal(row.status as JobStatus)) finish();
+    if (isTerminal(row.status as JobStatus)) return finish();
+    await remote(row);
   }
 
   unsubscribe = ctx.jobs.hub.subscribe(job.id, (event) => {
@@ -62,11 +90,15 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
       case 'status':
         return enqueue(() => status(false));
       case 'progress':
-        return enqueue(() => void sse.send({ event: 'progress', data: event.progress }));
+        return enqueue(() => sendProgress(event.progress));
       case 'preview':
-        return enqueue(() => void sse.send({ event: 'preview', data: event.preview }));
+        return enqueue(() => void (sse.buffered > BEHIND_BYTES || sse.send({ event: 'preview', data: event.preview })));
       case 'output':
-        return enqueue(async () => void sse.send({ event: 'output', data: await outputView(ctx, request, event.asset) }));
+        return enqueue(async () => {
+          if (sentOutputs.has(event.asset.id)) return;
+          sentOutputs.add(event.asset.id);
+          sse.send({ event: 'output', data: await outputView(ctx, request, event.asset) });
+        });
     }
   });
   enqueue(async () => {

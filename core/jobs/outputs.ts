@@ -50,6 +50,8 @@ export async function commitJobOutput(
     file_path: output.name,
     tags: ['output'],
     expires_at: job.expires_at,
+    // Exactly the job's: an upload of the same bytes must not keep the output alive past its job.
+    extendRetention: false,
     job_id: job.id,
     node_id: output.node_id,
     output_type: output.type,

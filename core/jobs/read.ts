@@ -33,6 +33,7 @@ async function requestCancel(ctx: ServiceContext, job: JobRecord): Promise<JobRe
     if (await ctx.metadata.transitionJob(job.id, from, to, patch)) {
       // A running job stops at its next node or step boundary; another instance notices through its poll.
       if (to === 'canceling') ctx.jobs.abortLocal(job.id);
+      else ctx.jobs.extraData.delete(job.id); // it will never run: the credential goes now
       ctx.jobs.hub.publish(job.id, { type: 'status' });
     }
     const fresh = await ctx.metadata.getJob(job.account_id, job.id);

@@ -8,12 +8,11 @@
 // would take over the other's running jobs. That needs leases, which come
 // with the shared scale-out storage.
 import type { ServiceContext } from '../context.ts';
+import { INTERRUPTED_ERROR } from './job-errors.ts';
 import { transition } from './state-machine.ts';
 
 const BATCH = 500;
 
-export const INTERRUPTED_MESSAGE =
-  'The service stopped while this job was running, and it is configured not to run interrupted jobs again.';
 
 export async function recoverInterruptedJobs(ctx: ServiceContext, policy: 'rerun' | 'fail'): Promise<number> {
   let settled = 0;
@@ -30,7 +29,7 @@ export async function recoverInterruptedJobs(ctx: ServiceContext, policy: 'rerun
       } else {
         ok = await ctx.metadata.transitionJob(job.id, 'running', transition('running', 'fail'), {
           completed_at: now,
-          error: { code: 'job_interrupted', message: INTERRUPTED_MESSAGE, exception_type: null, node_id: null, class_type: null, traceback: null },
+          error: INTERRUPTED_ERROR,
         });
       }
       if (ok) moved++;

@@ -9,6 +9,7 @@ import type { ServiceContext } from '../context.ts';
 import type { JobHub, PreviewPayload } from './hub.ts';
 import { commitJobOutput, readJobAsset, toOutputAsset } from './outputs.ts';
 import { createProgressTracker, type Progress, type ProgressTracker } from './progress.ts';
+import { EXPIRED_ERROR, INTERRUPTED_ERROR, jobError } from './job-errors.ts';
 import { transition } from './state-machine.ts';
 import { createThrottle } from './throttle.ts';
 import { countNodesToRun, resolveAssetRefs } from './workflow-check.ts';
@@ -32,15 +33,46 @@ export interface RunnerDeps {
   progressIntervalMs: number;
   /** How often a running job's row is read to notice a cancel made on another instance. */
   cancelPollMs: number;
+  /** What a run cut short by shutdown becomes: queued again, or failed as interrupted. */
+  interruptedJobs: 'rerun' | 'fail';
+  /** Aborted when the service closes: stops retrying writes that keep failing. */
+  stopping: AbortSignal;
 }
 
 type Outcome =
   | { kind: 'succeeded' }
+  | { kind: 'expired' }
   | { kind: 'canceled' }
   | { kind: 'shutdown' }
   | { kind: 'failed'; error: Record<string, unknown> };
 
 const INTERNAL_ERROR = 'The job failed because of an internal error.';
+/**
+ * Retries a storage write with backoff until it succeeds or the service
+ * stops: giving up on a terminal write would leave the row `running`, holding
+ * the account's slot and keeping its streams open, and a restart would run
+ * the finished job again.
+ */
+export async function retryWrite<T>(write: () => Promise<T>, stopping: AbortSignal, onError: (err: unknown) => void): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await write();
+    } catch (err) {
+      onError(err);
+      if (stopping.aborted) throw err;
+      const delay = Math.min(50 * 2 ** attempt, 5000);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, delay);
+        function done() {
+          clearTimeout(timer);
+          stopping.removeEventListener('abort', done);
+          resolve();
+        }
+        stopping.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+}
 
 function errorRecord(err: ExecutionError): Record<string, unknown> {
   return {
@@ -76,16 +108,26 @@ export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<v
       case 'canceled':
         moves.push(['canceling', transition('canceling', 'canceled'), { completed_at: now, progress: { ...tracker.snapshot() } }]);
         break;
+      case 'expired':
+        moves.push(['running', transition('running', 'fail'), { completed_at: now, error: EXPIRED_ERROR }]);
+        break;
       case 'shutdown':
-        // Its work is lost with this process; it runs again from the start.
+        // Its work is lost with this process: it runs again from the start, or fails if the operator said so.
         moves.push(
-          ['running', transition('running', 'requeue'), { started_at: null, progress: null }],
+          deps.interruptedJobs === 'rerun'
+            ? ['running', transition('running', 'requeue'), { started_at: null, progress: null }]
+            : ['running', transition('running', 'fail'), { completed_at: now, error: INTERRUPTED_ERROR }],
           ['canceling', transition('canceling', 'canceled'), { completed_at: now }],
         );
         break;
     }
     for (const [from, to, patch] of moves) {
-      if (await ctx.metadata.transitionJob(job.id, from, to, patch)) return;
+      const moved = await retryWrite(
+        () => ctx.metadata.transitionJob(job.id, from, to, patch),
+        deps.stopping,
+        (err) => log('terminal job write failed; retrying', job, err),
+      );
+      if (moved) return;
     }
     ctx.logger.warn('job row moved by another writer before the run ended', { job_id: job.id, outcome: outcome.kind });
   }
@@ -119,6 +161,8 @@ export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<v
     (poll as { unref?: () => void }).unref?.();
 
     try {
+      // Still queued when its retention ran out: nobody can see it any more, so it must not run.
+      if (job.expires_at <= ctx.now()) throw EXPIRED;
       const workflow = resolveAssetRefs(job.workflow);
       const defs = await engine.nodeDefinitions();
       const outputs = Object.keys(workflow).filter((id) => defs[workflow[id]?.class_type]?.output_node);
@@ -151,13 +195,15 @@ export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<v
       outcome = { kind: 'succeeded' };
     } catch (err) {
       const reason = controller.signal.aborted ? controller.signal.reason : undefined;
-      if (reason instanceof JobAbort) {
+      if (err === EXPIRED) {
+        outcome = { kind: 'expired' };
+      } else if (reason instanceof JobAbort) {
         outcome = { kind: reason.kind === 'cancel' ? 'canceled' : 'shutdown' };
       } else if (err instanceof ExecutionError) {
         outcome = { kind: 'failed', error: errorRecord(err) };
       } else {
         log('job failed with an unexpected error', job, err);
-        outcome = { kind: 'failed', error: { code: 'internal_error', message: INTERNAL_ERROR, exception_type: null, node_id: null, class_type: null, traceback: null } };
+        outcome = { kind: 'failed', error: jobError('internal_error', INTERNAL_ERROR) };
       }
     } finally {
       clearInterval(poll);
@@ -175,6 +221,8 @@ export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<v
     }
   };
 }
+
+const EXPIRED = Symbol('expired');
 
 function base64(bytes: Uint8Array): string {
   // Chunked: String.fromCharCode(...all) overflows the call stack on large images.

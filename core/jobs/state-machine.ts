@@ -13,7 +13,8 @@ export type JobEvent = 'start' | 'succeed' | 'fail' | 'cancel' | 'canceled' | 'e
 
 /** from -> event -> to. Anything absent is an illegal move. */
 export const TRANSITIONS: Readonly<Record<JobStatus, Partial<Record<JobEvent, JobStatus>>>> = {
-  queued: { start: 'running', cancel: 'canceled' },
+  // `fail` from queued: its retention ran out before it could start.
+  queued: { start: 'running', cancel: 'canceled', fail: 'failed' },
   running: { succeed: 'succeeded', fail: 'failed', cancel: 'canceling', requeue: 'queued' },
   canceling: { canceled: 'canceled', fail: 'failed', succeed: 'succeeded' },
   succeeded: { expire: 'expired' },

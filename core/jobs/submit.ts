@@ -16,10 +16,28 @@ const RESERVED = ['webhook_url', 'inputs'];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Deeper than any real graph; deeper values would only overflow the stack of whoever serialises them. */
+export const MAX_WORKFLOW_DEPTH = 64;
+
+/** The nesting depth of a JSON value, walked without recursion, stopping once past `limit`. */
+function depthExceeds(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 function checkEnvelope(body: unknown): void {
   if (!isObject(body)) throw invalid('The body must be a JSON object with a "workflow".', '(body)', 'must be an object');
   if (Array.isArray(body.workflow)) {
     throw invalid('workflow: must be an object of nodes keyed by node id, not an array', 'workflow', 'must be an object');
+  }
+  if (depthExceeds(body.workflow, MAX_WORKFLOW_DEPTH)) {
+    throw invalid(`workflow: nested deeper than ${MAX_WORKFLOW_DEPTH} levels`, 'workflow', 'too deeply nested');
   }
   for (const field of RESERVED) {
     if (field in body) throw invalid(`${field}: is reserved and not accepted yet`, field, 'reserved');
@@ -76,6 +94,14 @@ export async function submitJob(request: Request, ctx: ServiceContext): Promise<
   checkEnvelope(body);
   const submission = validate(JobSubmission, body);
   const extra = partnerKey(submission.extra_data);
+  if (extra && !ctx.jobs.runsJobs) {
+    // It is never stored, so only the instance that runs the job could hand it on.
+    throw invalid(
+      'extra_data: this instance only queues jobs (another one runs them), so it cannot forward a partner-node key',
+      'extra_data',
+      'not forwarded by this instance',
+    );
+  }
   const workflow = submission.workflow;
   if (isUiExport(workflow)) {
     throw new ApiError(

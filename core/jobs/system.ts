@@ -23,6 +23,8 @@ export interface JobSystem {
   retentionMs: number;
   maxWorkflowBytes: number;
   sseKeepaliveMs: number;
+  /** Whether the job is running on this instance (its live events come through the hub). */
+  runsHere(jobId: string): boolean;
   /** Aborts the job if it runs on this instance; false when it does not. */
   abortLocal(jobId: string): boolean;
   /** Recovers jobs a crash left running, then starts scheduling. */
@@ -41,6 +43,8 @@ export function createJobSystem(ctx: ServiceContext, options: ServiceOptions, en
   const runsJobs = options.runJobs ?? true;
   const maxConcurrent = options.maxConcurrentJobs ?? 4;
   const runs = new Set<Promise<void>>();
+  const stopping = new AbortController();
+  const interruptedJobs = options.interruptedJobs ?? 'rerun';
   const sessions = new Set<() => void>();
   const runner = createJobRunner({
     ctx,
@@ -50,6 +54,8 @@ export function createJobSystem(ctx: ServiceContext, options: ServiceOptions, en
     extraData,
     progressIntervalMs: options.progressIntervalMs ?? 500,
     cancelPollMs: 1000,
+    interruptedJobs,
+    stopping: stopping.signal,
   });
   // Tiers come from the configuration, which only changes with a restart.
   const tiers = new Map<string, string>();
@@ -86,6 +92,7 @@ export function createJobSystem(ctx: ServiceContext, options: ServiceOptions, en
     retentionMs: (options.jobRetentionSeconds ?? DEFAULT_JOB_RETENTION_SECONDS) * 1000,
     maxWorkflowBytes: options.maxWorkflowBytes ?? DEFAULT_MAX_WORKFLOW_BYTES,
     sseKeepaliveMs: options.sseKeepaliveMs ?? 15_000,
+    runsHere: (jobId) => active.has(jobId),
     abortLocal(jobId) {
       const controller = active.get(jobId);
       if (!controller) return false;
@@ -94,14 +101,19 @@ export function createJobSystem(ctx: ServiceContext, options: ServiceOptions, en
     },
     async start() {
       if (!runsJobs) return;
-      await recoverInterruptedJobs(ctx, options.interruptedJobs ?? 'rerun');
+      await recoverInterruptedJobs(ctx, interruptedJobs);
       scheduler.kick();
     },
     async close() {
       await scheduler.close();
       for (const end of [...sessions]) end();
       for (const controller of active.values()) if (!controller.signal.aborted) controller.abort(new JobAbort('shutdown'));
-      await Promise.all([...runs]);
+      // Runs get a moment to write their end; a write that keeps failing is given up after that.
+      const settled = Promise.all([...runs]);
+      const timer = setTimeout(() => stopping.abort(), 5000);
+      await settled;
+      clearTimeout(timer);
+      stopping.abort();
       await engine.close();
     },
   };

@@ -3,6 +3,7 @@
 // are host-relative, carrying the prefix the service is mounted under.
 import type { AccountRecord, AssetRecord, JobRecord } from '../../storage/types.ts';
 import type { JobView, OutputView } from './job-schema.ts';
+import { isTerminal, type JobStatus } from './state-machine.ts';
 import { assetView } from '../assets/view.ts';
 import { mountPrefix, type ServiceContext } from '../context.ts';
 import { notFound } from '../errors.ts';
@@ -11,9 +12,14 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 
 export const jobPath = (id: string) => `/api/v2/jobs/${id}`;
 
-/** A job row is visible until it expires: after that it answers 404 like an unknown id. */
+/**
+ * A finished job is visible until its retention deadline, then answers 404
+ * like an unknown id. One not finished yet stays visible (and cancelable)
+ * until it ends: the sweep fails a queued one whose deadline passed.
+ */
 export function isRetained(job: JobRecord, now: number): boolean {
-  return job.status !== 'expired' && job.expires_at > now;
+  if (job.status === 'expired') return false;
+  return !isTerminal(job.status as JobStatus) || job.expires_at > now;
 }
 
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -66,6 +66,9 @@ export function createLocalEngine(opts: LocalEngineOptions = {}): Engine {
         result = await runNode(p, inputs, ctx, settings);
         results.set(p.cache_key, result);
         if (acrossJobs(p)) cache.set(p.cache_key, result);
+      } else if (!cached.includes(p.id)) {
+        // A twin of a node that ran earlier in this job: served, not run, and said so, so progress counts it done.
+        ctx.emit({ type: 'cached', node_ids: [p.id] });
       }
       if (result.ui || p.node.definition.output_node) ctx.emit({ type: 'executed', node_id: p.id, output: result.ui ?? {} });
     }
