@@ -2,6 +2,7 @@
 // the WebSocket peers) of this instance. The job row stays the source of
 // truth; the hub only carries what happens between two reads of it, plus the
 // latest preview, which no row holds (the contract keeps only the newest one).
+import type { EngineEvent } from '../../engine/types.ts';
 import type { AssetRecord } from '../../storage/types.ts';
 
 export type HubEvent =
@@ -20,6 +21,24 @@ export interface PreviewPayload {
 
 export type HubListener = (event: HubEvent) => void;
 
+/**
+ * What an account's live channel carries (the cloud-compatible `/ws` stream
+ * is built from it): every engine event of its jobs, unthrottled, and each
+ * lifecycle change, including the queue changing.
+ */
+export type AccountEvent =
+  | { type: 'engine'; job_id: string; event: EngineEvent }
+  | { type: 'output'; job_id: string; asset: AssetRecord }
+  | {
+      type: 'lifecycle';
+      job_id: string;
+      /** The job's status after the change ('queued' for a new or re-queued job). */
+      status: string;
+      error?: Record<string, unknown> | null;
+    };
+
+export type AccountListener = (event: AccountEvent) => void;
+
 export interface JobHub {
   /** Listens to one job's events until the returned function is called. */
   subscribe(jobId: string, listener: HubListener): () => void;
@@ -28,34 +47,49 @@ export interface JobHub {
   latestPreview(jobId: string): PreviewPayload | undefined;
   /** Drops what the hub keeps for a job that ended. */
   forget(jobId: string): void;
+  /** Listens to everything about one account's jobs until the returned function is called. */
+  subscribeAccount(accountId: string, listener: AccountListener): () => void;
+  publishAccount(accountId: string, event: AccountEvent): void;
+  /** Whether anyone listens to the account's channel (to skip building events nobody reads). */
+  hasAccountListeners(accountId: string): boolean;
 }
 
 export function createJobHub(onListenerError: (err: unknown) => void = () => {}): JobHub {
   const listeners = new Map<string, Set<HubListener>>();
+  const accounts = new Map<string, Set<AccountListener>>();
   const previews = new Map<string, PreviewPayload>();
 
+  function add<L>(map: Map<string, Set<L>>, key: string, listener: L): () => void {
+    let set = map.get(key);
+    if (!set) map.set(key, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && map.get(key) === set) map.delete(key);
+    };
+  }
+
+  function deliver<E>(set: Set<(event: E) => void> | undefined, event: E) {
+    // A copy: a listener may unsubscribe (or subscribe another) while we iterate.
+    for (const listener of [...(set ?? [])]) {
+      try {
+        listener(event);
+      } catch (err) {
+        // One broken stream must not keep the others (or the job) from their events.
+        onListenerError(err);
+      }
+    }
+  }
+
   return {
-    subscribe(jobId, listener) {
-      let set = listeners.get(jobId);
-      if (!set) listeners.set(jobId, (set = new Set()));
-      set.add(listener);
-      return () => {
-        set.delete(listener);
-        if (set.size === 0 && listeners.get(jobId) === set) listeners.delete(jobId);
-      };
-    },
+    subscribe: (jobId, listener) => add(listeners, jobId, listener),
     publish(jobId, event) {
       if (event.type === 'preview') previews.set(jobId, event.preview);
-      // A copy: a listener may unsubscribe (or subscribe another) while we iterate.
-      for (const listener of [...(listeners.get(jobId) ?? [])]) {
-        try {
-          listener(event);
-        } catch (err) {
-          // One broken stream must not keep the others (or the job) from their events.
-          onListenerError(err);
-        }
-      }
+      deliver(listeners.get(jobId), event);
     },
+    subscribeAccount: (accountId, listener) => add(accounts, accountId, listener),
+    publishAccount: (accountId, event) => deliver(accounts.get(accountId), event),
+    hasAccountListeners: (accountId) => accounts.has(accountId),
     latestPreview: (jobId) => previews.get(jobId),
     forget(jobId) {
       previews.delete(jobId);
