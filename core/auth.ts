@@ -10,7 +10,14 @@ import { apiKeyHash, sha256Hex } from './hash.ts';
 export const LOCAL_ACCOUNT = 'local';
 
 export interface Authenticator {
+  /** v2: `Authorization: Bearer <key>`. */
   authenticate(request: Request): Promise<AccountRecord>;
+  /**
+   * A key presented some other way (the cloud surface's `X-API-Key`, the
+   * WebSocket's `token` query parameter); null = none presented. `how` names
+   * the way in the 401 message.
+   */
+  authenticateKey(key: string | null, how: string): Promise<AccountRecord>;
 }
 
 export function bearerToken(request: Request): string | null {
@@ -39,6 +46,16 @@ export async function createAuthenticator(
   const unauthorized = (message: string) =>
     new ApiError('unauthorized', message, undefined, { 'WWW-Authenticate': 'Bearer realm="graphrun"' });
 
+  async function byKey(presented: string): Promise<AccountRecord> {
+    const digest = await sha256Hex(presented);
+    if (digest === tokenDigest) return local;
+    const account = await metadata.findAccountByKeyHash(`sha256:${digest}`);
+    if (account) return account;
+    if (required) throw unauthorized('The API key is not valid.');
+    // Open deployments ignore keys they do not know, as clients often send one anyway.
+    return local;
+  }
+
   return {
     async authenticate(request) {
       const presented = bearerToken(request);
@@ -47,13 +64,14 @@ export async function createAuthenticator(
         if (required) throw unauthorized('An API key is required: send "Authorization: Bearer <API key>".');
         return local;
       }
-      const digest = await sha256Hex(presented);
-      if (digest === tokenDigest) return local;
-      const account = await metadata.findAccountByKeyHash(`sha256:${digest}`);
-      if (account) return account;
-      if (required) throw unauthorized('The API key is not valid.');
-      // Open deployments ignore keys they do not know, as clients often send one anyway.
-      return local;
+      return byKey(presented);
+    },
+    async authenticateKey(key, how) {
+      if (key === null || key.trim() === '') {
+        if (required) throw unauthorized(`An API key is required: send it as ${how}.`);
+        return local;
+      }
+      return byKey(key.trim());
     },
   };
 }

@@ -6,7 +6,7 @@ import type { HasherFactory } from './hash.ts';
 import type { KeyedMutex } from './keyed-mutex.ts';
 import type { UrlSigner } from './signing.ts';
 import type { JobSystem } from './jobs/system.ts';
-import type { Logger, Scanner } from './types.ts';
+import type { Logger, Scanner, SubscriptionProvider } from './types.ts';
 
 export interface ServiceContext {
   metadata: MetadataStore;
@@ -22,6 +22,7 @@ export interface ServiceContext {
   signedUrlTtlSeconds: number;
   publicBaseUrl: string | undefined;
   scanner: Scanner | undefined;
+  subscriptions: SubscriptionProvider | undefined;
   createHasher: HasherFactory;
   /** Engine, scheduler, live events: the job machinery of this instance. */
   jobs: JobSystem;

@@ -23,6 +23,8 @@ export const ERROR_STATUS = {
   asset_in_use: 409,
   rate_limited: 429,
   too_many_streams: 429,
+  /** Cloud-compatible surface: the account's subscription is not active. */
+  subscription_inactive: 429,
   // Request-shape codes the contract leaves to the implementation.
   invalid_request: 422,
   malformed_request: 400,

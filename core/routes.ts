@@ -11,6 +11,9 @@ import { openApiDocument } from './openapi.ts';
 import { submitJob } from './jobs/submit.ts';
 import { cancelJob, getJob, getJobWorkflow } from './jobs/read.ts';
 import { jobEvents } from './jobs/events.ts';
+import { cloudRoutes } from './cloud/respond.ts';
+import { CLOUD_FILES_ROUTES } from './cloud/files-routes.ts';
+import { CLOUD_JOBS_ROUTES } from './cloud/jobs-routes.ts';
 
 type Handler = (request: Request, ctx: ServiceContext, params: Record<string, string>) => Promise<Response>;
 type Route = [method: string, path: string, handler: Handler];
@@ -30,6 +33,9 @@ const ROUTES: Route[] = [
   ['GET', '/api/v2/jobs/:id/events', (r, c, p) => jobEvents(r, c, p.id)],
   ['GET', '/api/v2/openapi.json', async () => Response.json(OPENAPI())],
 ];
+
+/** The cloud-compatible surface: under /api and bare, in its own error shape, outside the v2 document. */
+const CLOUD: Route[] = cloudRoutes([...CLOUD_FILES_ROUTES, ...CLOUD_JOBS_ROUTES]);
 
 let document: Record<string, unknown> | undefined;
 /** Built on first request: the route table is complete by then. */
@@ -52,10 +58,11 @@ const patternOf = (path: string) => new RegExp(`^${path.replace(/:(\w+)/g, '[^/]
 
 export function createRouter(ctx: ServiceContext) {
   const router = Router<IRequest, []>();
-  for (const [method, path, handler] of ROUTES) {
+  const all = [...ROUTES, ...CLOUD];
+  for (const [method, path, handler] of all) {
     router[method.toLowerCase() as 'get'](path, (req: IRequest) => handler(req as unknown as Request, ctx, decodeParams(req.params)));
   }
-  const patterns = ROUTES.map(([method, path]) => [method, patternOf(path)] as const);
+  const patterns = all.map(([method, path]) => [method, patternOf(path)] as const);
 
   return async function handle(request: Request): Promise<Response> {
     try {

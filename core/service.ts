@@ -42,6 +42,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     signedUrlTtlSeconds: options.signedUrlTtlSeconds ?? 3600,
     publicBaseUrl: options.publicBaseUrl,
     scanner: options.scanner,
+    subscriptions: options.subscriptions,
     createHasher: options.hasher ?? createHasher,
     background(label, work) {
       // Started on a later task so it can never delay the response being returned.

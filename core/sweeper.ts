@@ -22,7 +22,7 @@ export async function sweep(ctx: ServiceContext): Promise<{ expired: number; blo
     for (const job of due) {
       if (await ctx.metadata.transitionJob(job.id, 'queued', transition('queued', 'fail'), { completed_at: now, error: EXPIRED_ERROR })) {
         ctx.jobs.extraData.delete(job.id);
-        ctx.jobs.hub.publish(job.id, { type: 'status' });
+        ctx.jobs.hub.announce(job, 'failed', EXPIRED_ERROR);
       }
     }
     more = queued.length === BATCH && due.length === queued.length;

@@ -52,6 +52,11 @@ export interface ScannerContext {
 
 export type Scanner = (asset: AssetView, ctx: ScannerContext) => Promise<ScanVerdict> | ScanVerdict;
 
+/** Whether an account may run workflows through the cloud-compatible surface. */
+export interface SubscriptionProvider {
+  isActive(accountId: string): Promise<boolean>;
+}
+
 export interface ServiceOptions {
   storage: Storage;
   /** A static bearer token for self-hosted use; requests must present it. */
@@ -77,6 +82,8 @@ export interface ServiceOptions {
   /** Clock, for tests. */
   now?: () => number;
 
+  /** Cloud-compatible surface: none means every subscription is active. */
+  subscriptions?: SubscriptionProvider;
   /** Runs the jobs. Default: the in-process engine with the built-in nodes. */
   engine?: Engine;
   /** Parallel jobs per account tier, merged over free 1, standard 1, creator 3, pro 5. */

@@ -140,6 +140,7 @@ describe('v2 jobs: robustness', () => {
       signedUrlTtlSeconds: 3600,
       publicBaseUrl: undefined,
       scanner: undefined,
+      subscriptions: undefined,
       createHasher,
       background: () => {},
     } as ServiceContext;

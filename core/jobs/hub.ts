@@ -52,6 +52,8 @@ export interface JobHub {
   publishAccount(accountId: string, event: AccountEvent): void;
   /** Whether anyone listens to the account's channel (to skip building events nobody reads). */
   hasAccountListeners(accountId: string): boolean;
+  /** A job's status changed: tells its SSE streams (which re-read the row) and its account's channel. */
+  announce(job: { id: string; account_id: string }, status: string, error?: Record<string, unknown> | null): void;
 }
 
 export function createJobHub(onListenerError: (err: unknown) => void = () => {}): JobHub {
@@ -90,6 +92,10 @@ export function createJobHub(onListenerError: (err: unknown) => void = () => {})
     subscribeAccount: (accountId, listener) => add(accounts, accountId, listener),
     publishAccount: (accountId, event) => deliver(accounts.get(accountId), event),
     hasAccountListeners: (accountId) => accounts.has(accountId),
+    announce(job, status, error) {
+      deliver(listeners.get(job.id), { type: 'status' } as HubEvent);
+      deliver(accounts.get(job.account_id), { type: 'lifecycle', job_id: job.id, status, error } as AccountEvent);
+    },
     latestPreview: (jobId) => previews.get(jobId),
     forget(jobId) {
       previews.delete(jobId);

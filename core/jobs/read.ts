@@ -34,7 +34,7 @@ async function requestCancel(ctx: ServiceContext, job: JobRecord): Promise<JobRe
       // A running job stops at its next node or step boundary; another instance notices through its poll.
       if (to === 'canceling') ctx.jobs.abortLocal(job.id);
       else ctx.jobs.extraData.delete(job.id); // it will never run: the credential goes now
-      ctx.jobs.hub.publish(job.id, { type: 'status' });
+      ctx.jobs.hub.announce(job, to);
     }
     const fresh = await ctx.metadata.getJob(job.account_id, job.id);
     if (!fresh) throw notFound('No job with this id.');

@@ -6,7 +6,7 @@
 import { ExecutionError, type Engine, type ExecutionContext } from '../../engine/types.ts';
 import type { JobRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
-import type { JobHub, PreviewPayload } from './hub.ts';
+import type { AccountEvent, JobHub, PreviewPayload } from './hub.ts';
 import { commitJobOutput, readJobAsset, toOutputAsset } from './outputs.ts';
 import { createProgressTracker, type Progress, type ProgressTracker } from './progress.ts';
 import { EXPIRED_ERROR, INTERRUPTED_ERROR, jobError } from './job-errors.ts';
@@ -90,7 +90,8 @@ export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<v
   const log = (message: string, job: JobRecord, err: unknown) =>
     ctx.logger.error(message, { job_id: job.id, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
 
-  async function settle(job: JobRecord, outcome: Outcome, tracker: ProgressTracker): Promise<void> {
+  /** Ends the row; returns the status it ended in (null when another writer moved it first). */
+  async function settle(job: JobRecord, outcome: Outcome, tracker: ProgressTracker): Promise<{ status: string; error: Record<string, unknown> | null } | null> {
     const now = ctx.now();
     // Tried in order: the row is `running`, or `canceling` if a cancel came in meanwhile.
     const moves: Array<[from: 'running' | 'canceling', to: string, patch: Record<string, unknown>]> = [];
@@ -127,15 +128,17 @@ export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<v
         deps.stopping,
         (err) => log('terminal job write failed; retrying', job, err),
       );
-      if (moved) return;
+      if (moved) return { status: to, error: (patch.error as Record<string, unknown> | undefined) ?? null };
     }
     ctx.logger.warn('job row moved by another writer before the run ended', { job_id: job.id, outcome: outcome.kind });
+    return null;
   }
 
   return async function run(job: JobRecord): Promise<void> {
     const controller = new AbortController();
     active.set(job.id, controller);
-    hub.publish(job.id, { type: 'status' });
+    hub.announce(job, 'running');
+    const live = (event: AccountEvent) => hub.publishAccount(job.account_id, event);
     let tracker = createProgressTracker(0);
     let outcome: Outcome;
     let saving: Promise<void> = Promise.resolve();
@@ -170,6 +173,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<v
       const execution: ExecutionContext = {
         signal: controller.signal,
         emit(event) {
+          live({ type: 'engine', job_id: job.id, event });
           if (event.type === 'preview') {
             previews.push({
               node_id: event.node_id,
@@ -183,7 +187,10 @@ export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<v
         },
         async commitOutput(output) {
           const { asset, created } = await commitJobOutput(ctx, job, output);
-          if (created) hub.publish(job.id, { type: 'output', asset });
+          if (created) {
+            hub.publish(job.id, { type: 'output', asset });
+            live({ type: 'output', job_id: job.id, asset });
+          }
           return toOutputAsset(asset);
         },
         readAsset: (ref) => readJobAsset(ctx, job.account_id, ref),
@@ -211,12 +218,13 @@ export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<v
       previews.cancel();
       await saving;
     }
+    let ended: Awaited<ReturnType<typeof settle>> = null;
     try {
-      await settle(job, outcome, tracker);
+      ended = await settle(job, outcome, tracker);
     } finally {
       active.delete(job.id);
       extraData.delete(job.id);
-      hub.publish(job.id, { type: 'status' });
+      hub.announce(job, ended?.status ?? 'unknown', ended?.error ?? null);
       hub.forget(job.id);
     }
   };

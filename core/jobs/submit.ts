@@ -137,6 +137,7 @@ export async function submitJob(request: Request, ctx: ServiceContext): Promise<
       throw err;
     }
     commitment.committed();
+    ctx.jobs.hub.announce(job, 'queued');
     if (ctx.jobs.runsJobs) ctx.jobs.scheduler.kick();
     // Counted at admission, which saves counting the queue twice per submission.
     const view = await jobView(ctx, request, job, { outputs: [], queuePosition: ahead });
