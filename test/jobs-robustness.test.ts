@@ -45,22 +45,28 @@ afterEach(async () => {
   for (const c of toClose.splice(0).reverse()) await c.close().catch(() => undefined);
 });
 
+/** Memory storage whose first write of a `succeeded` status throws, as a locked database would. */
+function failingFirstSuccessWrite() {
+  const storage = createMemoryStorage();
+  const base = storage.metadata;
+  let failed = false;
+  const metadata: MetadataStore = {
+    ...base,
+    async transitionJob(id, from, to, patch) {
+      if (to === 'succeeded' && !failed) {
+        failed = true;
+        throw new Error('SQLITE_BUSY: database is locked');
+      }
+      return base.transitionJob(id, from, to, patch);
+    },
+  };
+  return { storage, metadata, failedOnce: () => failed };
+}
+
 describe('v2 jobs: robustness', () => {
   it('a failing terminal write is retried: the job ends and the account\'s next job runs', async () => {
     // One transient storage error on the final compare-and-set of a run.
-    const storage = createMemoryStorage();
-    const base = storage.metadata;
-    let failed = false;
-    const metadata: MetadataStore = {
-      ...base,
-      async transitionJob(id, from, to, patch) {
-        if (to === 'succeeded' && !failed) {
-          failed = true;
-          throw new Error('SQLITE_BUSY: database is locked');
-        }
-        return base.transitionJob(id, from, to, patch);
-      },
-    };
+    const { storage, metadata } = failingFirstSuccessWrite();
     const h = await svc({ metadata, blobs: storage.blobs });
     toClose.push(h);
     const a = await submitOk(h, sumWorkflow('a', 1, 2));
@@ -73,19 +79,7 @@ describe('v2 jobs: robustness', () => {
   }, 10_000);
 
   it('a finished job whose terminal write failed once is not run again by the next start', async () => {
-    const storage = createMemoryStorage();
-    const base = storage.metadata;
-    let failed = false;
-    const metadata: MetadataStore = {
-      ...base,
-      async transitionJob(id, from, to, patch) {
-        if (to === 'succeeded' && !failed) {
-          failed = true;
-          throw new Error('SQLITE_BUSY: database is locked');
-        }
-        return base.transitionJob(id, from, to, patch);
-      },
-    };
+    const { storage, metadata, failedOnce } = failingFirstSuccessWrite();
     const executions: string[] = [];
     const counting = (): Engine => {
       const e = testEngine();
@@ -93,7 +87,7 @@ describe('v2 jobs: robustness', () => {
     };
     const first = await svc({ metadata, blobs: storage.blobs }, { engine: counting() });
     const a = await submitOk(first, sumWorkflow('a', 1, 2));
-    await until('the run ended', () => executions.length === 1 && failed);
+    await until('the run ended', () => executions.length === 1 && failedOnce());
     await sleep(300);
     await first.close();
     const second = await svc(storage, { engine: counting() });

@@ -3,6 +3,7 @@
 // are host-relative, carrying the prefix the service is mounted under.
 import type { AccountRecord, AssetRecord, JobRecord } from '../../storage/types.ts';
 import type { JobView, OutputView } from './job-schema.ts';
+import { toOutputAsset } from './outputs.ts';
 import { isTerminal, type JobStatus } from './state-machine.ts';
 import { assetView } from '../assets/view.ts';
 import { mountPrefix, type ServiceContext } from '../context.ts';
@@ -34,13 +35,7 @@ export async function findOwnJob(ctx: ServiceContext, account: AccountRecord, id
 export async function outputView(ctx: ServiceContext, request: Request, asset: AssetRecord): Promise<OutputView> {
   const a = await assetView(ctx, request, asset);
   return {
-    node_id: asset.node_id ?? '',
-    name: asset.file_path ?? asset.id,
-    type: (asset.output_type ?? 'file') as OutputView['type'],
-    content_type: a.content_type,
-    size_bytes: a.size_bytes,
-    id: a.id,
-    hash: a.hash,
+    ...toOutputAsset(asset),
     url: a.url,
     url_expires_at: a.url_expires_at,
     job_id: asset.job_id,
