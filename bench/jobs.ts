@@ -259,23 +259,21 @@ async function getThroughput() {
 }
 
 const began = performance.now();
-try {
-  // Part 1, in the order memory, SQLite, SQLite, memory; the better of two runs counts.
-  const jps = { memory: 0, sqlite: 0 };
-  for (const kind of ['memory', 'sqlite', 'sqlite', 'memory'] as StorageKind[]) jps[kind] = Math.max(jps[kind], await throughput(kind));
-  const latency = await submissionLatency();
-  const gets = await getThroughput();
+// BENCH_ONLY=3 (or e.g. 1,3) runs only those parts, to iterate on one figure faster.
+const only = new Set((process.env.BENCH_ONLY ?? '1,2,3').split(',').map((s) => s.trim()));
+const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
+const row = (name: string, value: string, target = '', status = '') =>
+  console.log(`${name.padEnd(30)}${value.padStart(14)}  ${target.padEnd(10)}${status}`);
+const ms = (v: number) => `${v.toFixed(2)} ms`;
 
-  const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
-  const row = (name: string, value: string, target = '', status = '') =>
-    console.log(`${name.padEnd(30)}${value.padStart(14)}  ${target.padEnd(10)}${status}`);
-  const ms = (v: number) => `${v.toFixed(2)} ms`;
-
+function printThroughput(jps: { memory: number; sqlite: number }): void {
   console.log(`1. ${JOBS} jobs (Number, Number -> Add -> Show) via POST /api/v2/jobs in process, ${SUBMITTERS} submitters, ${PARALLEL_JOBS} jobs in parallel; best of 2\n`);
   row('SQLite + fs blobs', `${jps.sqlite.toFixed(0)} jobs/s`);
   row('memory (baseline)', `${jps.memory.toFixed(0)} jobs/s`);
   row('ratio SQLite/memory', `${((jps.sqlite / jps.memory) * 100).toFixed(1)} %`, '(no target: what the disk costs)');
+}
 
+function printLatency(latency: Awaited<ReturnType<typeof submissionLatency>>): void {
   const [p50s, p99s, p50d, p99d] = [percentile(latency.shallow, 50), percentile(latency.shallow, 99), percentile(latency.deep, 50), percentile(latency.deep, 99)];
   console.log(
     `\n2. POST /api/v2/jobs latency, SQLite, runJobs false, ${TIMED_SUBMISSIONS} sequential submissions per depth` +
@@ -287,8 +285,9 @@ try {
   row(`p99 at depth ${DEEP}`, ms(p99d));
   row(`p99 at depth ${SHALLOW} (baseline)`, ms(p99s));
   row('ratio p99', `${(p99d / p99s).toFixed(2)} x`, '< 2 x', verdict(p99d / p99s < 2));
+}
 
-  const { ready, graphrun, bare } = gets;
+function printGets({ ready, graphrun, bare }: Awaited<ReturnType<typeof getThroughput>>): void {
   console.log(
     `\n3. GET ${ready.path.replace(/[^/]+$/, '{id}')} (job ${ready.status}, ${ready.outputs} output(s), ${ready.bytes} bytes), undici pool of ${CONNECTIONS},` +
       ` best of two ${WINDOW_MS / 1000} s windows each\n`,
@@ -300,6 +299,17 @@ try {
   // rps ratio flatters graphrun; server CPU per request does not depend on the client.
   const perRequest = (r: typeof bare) => (r.serverCpu * 1e6) / r.rps;
   row('  server CPU per request', `${perRequest(graphrun).toFixed(0)} us`, `(diagnostic; bare: ${perRequest(bare).toFixed(0)} us, ratio ${((perRequest(bare) / perRequest(graphrun)) * 100).toFixed(1)} %)`);
+}
+
+try {
+  if (only.has('1')) {
+    // Part 1, in the order memory, SQLite, SQLite, memory; the better of two runs counts.
+    const jps = { memory: 0, sqlite: 0 };
+    for (const kind of ['memory', 'sqlite', 'sqlite', 'memory'] as StorageKind[]) jps[kind] = Math.max(jps[kind], await throughput(kind));
+    printThroughput(jps);
+  }
+  if (only.has('2')) printLatency(await submissionLatency());
+  if (only.has('3')) printGets(await getThroughput());
   console.log(`\ntotal ${((performance.now() - began) / 1000).toFixed(0)} s`);
 } catch (err) {
   console.error(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
