@@ -85,6 +85,12 @@ export interface ExecutionContext {
     type: OutputType;
     content_type: string;
     body: Uint8Array | AsyncIterable<Uint8Array>;
+    /**
+     * A temporary file (the reference's `type: "temp"`, e.g. PreviewImage):
+     * stored for a short while so clients can fetch it by name, but not one
+     * of the job's outputs.
+     */
+    temporary?: boolean;
   }): Promise<OutputAsset>;
   /** An input asset of the job's account, by asset id or by its file name; null when absent. */
   readAsset(ref: { id?: string; name?: string }): Promise<{

@@ -29,12 +29,30 @@ export const toOutputAsset = (a: AssetRecord): OutputAsset => ({
  * already has is that one, so outputs committed before the crash are kept
  * and not listed twice. Returns the asset and whether it is new.
  */
+/** How long temporary files (previews) are kept. */
+export const TEMP_RETENTION_MS = 24 * 3600 * 1000;
+
 export async function commitJobOutput(
   ctx: ServiceContext,
   job: JobRecord,
   output: OutputInput,
 ): Promise<{ asset: AssetRecord; created: boolean }> {
   const staged = await stageBlob(ctx, chunksOf(output.body));
+  if (output.temporary) {
+    // Not an output of the job (no job_id): a file of the account, fetchable by name for a day.
+    const result = await mintAsset(ctx, staged, {
+      account_id: job.account_id,
+      content_type: output.content_type,
+      file_path: output.name,
+      tags: ['temp'],
+      expires_at: Math.min(ctx.now() + TEMP_RETENTION_MS, job.expires_at),
+      extendRetention: false,
+      job_id: null,
+      node_id: output.node_id,
+      output_type: output.type,
+    });
+    return { asset: result.asset, created: true };
+  }
   if (job.attempts > 1) {
     const same = (await ctx.metadata.listJobAssets(job.account_id, job.id)).find(
       (a) => a.node_id === output.node_id && a.file_path === output.name && a.hash === staged.hash,

@@ -188,7 +188,8 @@ export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<v
         async commitOutput(output) {
           const { asset, created } = await commitJobOutput(ctx, job, output);
           if (created) {
-            hub.publish(job.id, { type: 'output', asset });
+            // A temporary file is no output of the job: only the account channel hears of it.
+            if (!output.temporary) hub.publish(job.id, { type: 'output', asset });
             live({ type: 'output', job_id: job.id, asset });
           }
           return toOutputAsset(asset);

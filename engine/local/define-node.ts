@@ -11,7 +11,7 @@ export interface NodeRunContext {
   progress(value: number, max: number): void;
   preview(bytes: Uint8Array, format: 'png' | 'jpeg'): void;
   text(text: string): void;
-  commitOutput(output: { name: string; type: OutputType; content_type: string; body: Uint8Array | AsyncIterable<Uint8Array> }): Promise<OutputAsset>;
+  commitOutput(output: { name: string; type: OutputType; content_type: string; body: Uint8Array | AsyncIterable<Uint8Array>; temporary?: boolean }): Promise<OutputAsset>;
   readAsset(ref: { id?: string; name?: string }): Promise<{ id: string; content_type: string; size_bytes: number; body: ReadableStream<Uint8Array> } | null>;
   /** Operator settings the node may consult (e.g. allowPrivateUrls). */
   readonly settings: Readonly<Record<string, unknown>>;

@@ -5,6 +5,8 @@ import type { EngineEvent, ExecutionContext, OutputAsset } from '../../engine/ty
 
 export interface CommittedOutput extends OutputAsset {
   bytes: Uint8Array;
+  /** Committed as a temporary file (a preview), not an output. */
+  temporary?: boolean;
 }
 
 export interface FakeInputAsset {

@@ -7,7 +7,7 @@ import type { OutputAsset, OutputType } from '../../engine/types.ts';
 export interface FakeAsset { id: string; name: string; content_type: string; bytes: Uint8Array }
 
 export function fakeContext(opts: { assets?: FakeAsset[]; settings?: Record<string, unknown>; signal?: AbortSignal } = {}) {
-  const committed: { name: string; type: OutputType; content_type: string; body: Uint8Array }[] = [];
+  const committed: { name: string; type: OutputType; content_type: string; body: Uint8Array; temporary?: boolean }[] = [];
   const previews: { bytes: Uint8Array; format: string }[] = [];
   const reads: { id?: string; name?: string }[] = [];
   const ctx: NodeRunContext = {

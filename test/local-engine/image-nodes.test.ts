@@ -160,16 +160,18 @@ describe('SaveImage and PreviewImage', () => {
     expect(decodePng(committed[0].body).text).toEqual({ prompt: '{"1":{"class_type":"EmptyImage"}}', workflow: '{"nodes":[]}' });
   });
 
-  it('PreviewImage emits PNG previews and commits nothing', async () => {
+  it('PreviewImage emits PNG previews and keeps them only as temporary files', async () => {
     const images = batch();
     const { ctx, committed, previews } = fakeContext();
     const result = await node('PreviewImage').run({ images }, ctx);
-    expect(committed).toEqual([]);
+    expect(committed.map((c) => c.temporary)).toEqual([true, true]);
+    expect(committed.map((c) => c.body)).toEqual(previews.map((p) => p.bytes));
     expect(previews.map((p) => p.format)).toEqual(['png', 'png']);
     expect(decodePng(previews[1].bytes).data[0]).toBeCloseTo(images.data[18], 6);
     const ui = (result.ui as { images: { filename: string; subfolder: string; type: string }[] }).images;
     expect(ui.map((i) => [i.subfolder, i.type])).toEqual([['', 'temp'], ['', 'temp']]);
     expect(ui[0].filename).toMatch(/^ComfyUI_temp_[a-z]{5}_00001_\.png$/);
+    expect(committed.map((c) => c.name)).toEqual(ui.map((i) => i.filename));
   });
 });
 

@@ -23,9 +23,11 @@ describe('local engine with the built-in image nodes', () => {
     });
     await engine.execute({ id: 'job-1', account_id: 'local', workflow }, fake.ctx);
 
-    expect(fake.outputs).toHaveLength(1);
-    expect(fake.outputs[0]).toMatchObject({ node_id: '3', type: 'image', content_type: 'image/png' });
-    const saved = decodePng(fake.outputs[0].bytes);
+    const outputs = fake.outputs.filter((o) => !o.temporary);
+    expect(outputs).toHaveLength(1);
+    expect(outputs[0]).toMatchObject({ node_id: '3', type: 'image', content_type: 'image/png' });
+    expect(fake.outputs.filter((o) => o.temporary).map((o) => o.node_id)).toEqual(['5']);
+    const saved = decodePng(outputs[0].bytes);
     expect([saved.width, saved.height]).toEqual([2, 1]);
     expect(Array.from(saved.data, (v) => Math.round(v * 255))).toEqual([0, 255, 255, 255, 255, 0]);
 

@@ -175,18 +175,20 @@ export function engineSuite(name: string, make: () => Promise<EngineFixture>): v
         expectAllNear(pixelsOf(fake.outputs[0].bytes, 2, 2), ra.map((v, c) => Math.round((v * rb[c]) / 255)));
       });
 
-      it('PreviewImage emits a preview and commits nothing', async () => {
+      it('PreviewImage emits a preview and commits no output, only a temporary file', async () => {
         const w: Workflow = {
           '1': { class_type: 'EmptyImage', inputs: { width: 3, height: 2, batch_size: 1, color: uniqueColor() } },
           '2': { class_type: 'PreviewImage', inputs: { images: ['1', 0] } },
         };
         const fake = createFakeExecutionContext();
         await engine.execute(job(w), fake.ctx);
-        expect(fake.outputs).toEqual([]);
+        expect(fake.outputs.filter((o) => !o.temporary)).toEqual([]);
         const previews = fake.of('preview');
         expect(previews.map((p) => p.node_id)).toEqual(['2']);
         if (previews[0].format === 'png') pixelsOf(previews[0].bytes, 3, 2);
-        expect(fake.of('executed').map((e) => e.output.images)).toEqual([[expect.objectContaining({ type: 'temp' })]]);
+        const [shown] = fake.of('executed').map((e) => e.output.images as Array<{ filename: string; type: string }>);
+        expect(shown).toEqual([expect.objectContaining({ type: 'temp' })]);
+        expect(fake.outputs.map((o) => [o.name, o.temporary])).toEqual([[shown[0].filename, true]]);
       });
 
       it('LoadImage reads an input asset of the job by name', async () => {

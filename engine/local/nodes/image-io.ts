@@ -58,15 +58,19 @@ export const previewImage = defineNode({
   description: 'Shows the input images as previews; nothing is saved.',
   required: { images: ['IMAGE'] },
   output_node: true,
-  run(inputs, ctx) {
+  async run(inputs, ctx) {
     const images = requireImage(inputs.images, 'images');
     const suffix = Array.from(crypto.getRandomValues(new Uint8Array(5)), (b) => String.fromCharCode(97 + (b % 26))).join('');
     const results = [];
     for (let i = 0; i < images.count; i++) {
       ctx.signal.throwIfAborted();
       // Level 1 like the reference's temp files: previews favour speed over size.
-      ctx.preview(imageBatchToPng(images, i, { level: 1 }), 'png');
-      results.push({ filename: `ComfyUI_temp_${suffix}_${counter(i + 1)}_.png`, subfolder: '', type: 'temp' });
+      const png = imageBatchToPng(images, i, { level: 1 });
+      ctx.preview(png, 'png');
+      const filename = `ComfyUI_temp_${suffix}_${counter(i + 1)}_.png`;
+      // Kept for a while as a temp file, so a client can fetch what the ui lists (/api/view?type=temp).
+      await ctx.commitOutput({ name: filename, type: 'image', content_type: 'image/png', body: png, temporary: true });
+      results.push({ filename, subfolder: '', type: 'temp' });
     }
     return { outputs: [], ui: { images: results } };
   },
