@@ -183,7 +183,9 @@ async function submissionLatency(): Promise<{ shallow: number[]; deep: number[];
 
 function startServer(dir: string): { child: ChildProcess; ask(message: ParentMessage): Promise<ServerMessage>; ready: Promise<ServerMessage> } {
   const script = fileURLToPath(new URL('./jobs-server.ts', import.meta.url));
-  const child = fork(script, [dir], { execArgv: ['--import', import.meta.resolve('tsx')], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it stops.
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = fork(script, [dir], { execArgv: [...prof, '--import', import.meta.resolve('tsx')], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const next = () =>
     new Promise<ServerMessage>((resolve, reject) => {
       const onExit = (code: number | null) => reject(new Error(`server exited (${code})`));

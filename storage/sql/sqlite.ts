@@ -4,6 +4,7 @@ import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import type { BlobStore, Storage } from '../types.ts';
 import { createSqlMetadataStore } from './metadata-store.ts';
 import type { Database } from './schema.ts';
+import { withStatementCache } from './statement-cache.ts';
 
 /**
  * The driver surface this file needs, declared structurally so better-sqlite3
@@ -33,7 +34,8 @@ export async function createSqliteStorage(
 ): Promise<Storage & { close(): Promise<void> }> {
   // Loaded lazily, so runtimes that inject their own driver never load the native module.
   const database = opts.database ?? new (await import('better-sqlite3')).default(opts.filename);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  // kysely prepares every query anew; the cache reuses statements by SQL text.
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   const metadata = createSqlMetadataStore(db);
   try {
     for (const pragma of PRAGMAS) database.exec(`PRAGMA ${pragma}`);
