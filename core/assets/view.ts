@@ -4,6 +4,7 @@ import type { AssetRecord } from '../../storage/types.ts';
 import type * as v from 'valibot';
 import { linkBase, type ServiceContext } from '../context.ts';
 import type { AssetSchema } from '../schemas.ts';
+import { signedUrlExpiry } from '../signing.ts';
 
 export type AssetView = v.InferOutput<typeof AssetSchema>;
 
@@ -22,9 +23,9 @@ export async function assetView(
   asset: AssetRecord,
   createdNew?: boolean,
 ): Promise<AssetView> {
-  // Whole seconds, because the signature carries whole seconds.
-  const urlExpires = Math.floor((ctx.now() + ctx.signedUrlTtlSeconds * 1000) / 1000) * 1000;
-  const params = await ctx.signer.sign(contentSubject(asset), urlExpires);
+  // On a coarse grid of whole seconds (see signedUrlExpiry), the same as the signature carries.
+  const urlExpires = signedUrlExpiry(ctx.now(), ctx.signedUrlTtlSeconds);
+  const params = ctx.signer.sign(contentSubject(asset), urlExpires);
   params.set('account', asset.account_id);
   const view: AssetView = {
     id: asset.id,
