@@ -7,6 +7,7 @@ import { request } from 'undici';
 import { WebSocket } from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNodeHandler, serve, type RunningServer, type ServeOptions } from '../adapters/node/index.ts';
+import { jsonResponse } from '../core/known-body.ts';
 import type { Service, WsPeer } from '../core/types.ts';
 import { deferred, fakeService, recordingLogger, sleep } from './helpers/fake-service.ts';
 
@@ -241,6 +242,29 @@ describe('response writing', () => {
     expect(res.headers['content-length']).toBe('11');
     expect(res.headers['x-kind']).toBe('text');
     expect(await res.body.text()).toBe('');
+  });
+
+  it('writes a body the core already knows in one piece with its length, without reading the stream', async () => {
+    const responses: Response[] = [];
+    const { url } = await start(fakeService(() => {
+      const res = jsonResponse({ greeting: 'héllo', n: 1 }, { status: 201, headers: { 'x-kind': 'known' } });
+      responses.push(res);
+      return res;
+    }));
+    const res = await request(`${url}/known`);
+    expect(res.statusCode).toBe(201);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(res.headers['x-kind']).toBe('known');
+    expect(res.headers['transfer-encoding']).toBeUndefined();
+    const text = await res.body.text();
+    expect(text).toBe('{"greeting":"héllo","n":1}');
+    expect(res.headers['content-length']).toBe(String(Buffer.byteLength(text)));
+    expect(responses[0].bodyUsed).toBe(false);
+    expect(responses[0].body?.locked).toBe(false);
+    // HEAD: the same length, no body.
+    const head = await request(`${url}/known`, { method: 'HEAD' });
+    expect(head.headers['content-length']).toBe(String(Buffer.byteLength(text)));
+    expect(await head.body.text()).toBe('');
   });
 
   it('closes the connection after answering early without reading the upload', async () => {

@@ -1,6 +1,8 @@
 // Web Response -> Node ServerResponse: status, headers (every Set-Cookie),
-// and the body streamed chunk by chunk at the pace the client reads it.
+// and the body streamed chunk by chunk at the pace the client reads it, or
+// written at once when the core built it from bytes it already had.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { knownBody } from '../../core/known-body.ts';
 import { mustCloseConnection } from './request-body.ts';
 
 // Connection management belongs to Node's HTTP layer, not to the service.
@@ -69,8 +71,16 @@ async function pipeBody(res: ServerResponse, body: ReadableStream<Uint8Array>): 
 
 export async function writeResponse(res: ServerResponse, response: Response, req?: IncomingMessage): Promise<void> {
   setHead(res, response, req);
-  const bodiless = req?.method === 'HEAD' || response.status === 204 || response.status === 304;
-  if (!response.body || bodiless) {
+  // A body known up front (core/known-body.ts) goes out in one write with its
+  // length (HEAD gets the length alone); the Web stream is never touched.
+  const known = knownBody(response);
+  const head = req?.method === 'HEAD';
+  if (known !== undefined && response.status !== 204 && response.status !== 304) {
+    res.setHeader('content-length', Buffer.byteLength(known));
+    res.end(head ? undefined : known);
+    return;
+  }
+  if (!response.body || head || response.status === 204 || response.status === 304) {
     response.body?.cancel().catch(noop);
     res.end();
     return;

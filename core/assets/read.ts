@@ -2,6 +2,7 @@
 // and a deleted one all answer a plain 404, indistinguishable from absent.
 import type { AccountRecord, AssetRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
+import { jsonResponse } from '../known-body.ts';
 import { notFound } from '../errors.ts';
 import { AssetId } from '../schemas.ts';
 import * as v from 'valibot';
@@ -19,7 +20,7 @@ export async function findOwnAsset(ctx: ServiceContext, account: AccountRecord, 
 export async function getAsset(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
   const account = await ctx.auth.authenticate(request);
   const asset = await findOwnAsset(ctx, account, id);
-  return Response.json(await assetView(ctx, request, asset), { headers: { 'Cache-Control': 'no-store' } });
+  return jsonResponse(await assetView(ctx, request, asset), { headers: { 'Cache-Control': 'no-store' } });
 }
 
 export async function deleteAsset(request: Request, ctx: ServiceContext, id: string): Promise<Response> {

@@ -15,6 +15,7 @@
 // submission, is small next to running a workflow.
 import type { Kysely, Updateable } from 'kysely';
 import type { JobRecord, JobStore } from '../types.ts';
+import { queryTemplate } from './query-template.ts';
 import { selectAssets, toAsset, toJob } from './rows.ts';
 import { toNumber, type Database, type JobsTable } from './schema.ts';
 
@@ -26,6 +27,19 @@ const PROGRESS_STATUSES = ['running', 'canceling'];
 const json = (v: Record<string, unknown> | null) => (v === null ? null : JSON.stringify(v));
 
 export function createSqlJobStore(db: Kysely<Database>): JobStore {
+  // The two reads of every GET /api/v2/jobs/{id}, compiled once.
+  const ownJob = queryTemplate(db, 2, (id: string, accountId: string) =>
+    db.selectFrom('jobs').selectAll().where('id', '=', id).where('account_id', '=', accountId),
+  );
+  // Assets carry no commit sequence; created_at (stamped at commit) then id stands in for it.
+  const jobAssets = queryTemplate(db, 2, (jobId: string, accountId: string) =>
+    selectAssets(db)
+      .where('assets.job_id', '=', jobId)
+      .where('assets.account_id', '=', accountId)
+      .orderBy('assets.created_at')
+      .orderBy('assets.id'),
+  );
+
   return {
     async createJob(job) {
       return db.transaction().execute(async (tx) => {
@@ -53,7 +67,7 @@ export function createSqlJobStore(db: Kysely<Database>): JobStore {
       });
     },
     async getJob(accountId, id) {
-      const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+      const [row] = await ownJob(id, accountId);
       return row ? toJob(row) : null;
     },
     async getJobById(id) {
@@ -160,14 +174,7 @@ export function createSqlJobStore(db: Kysely<Database>): JobStore {
     },
 
     async listJobAssets(accountId, jobId) {
-      // Assets carry no commit sequence; created_at (stamped at commit) then id stands in for it.
-      const rows = await selectAssets(db)
-        .where('assets.job_id', '=', jobId)
-        .where('assets.account_id', '=', accountId)
-        .orderBy('assets.created_at')
-        .orderBy('assets.id')
-        .execute();
-      return rows.map(toAsset);
+      return (await jobAssets(jobId, accountId)).map(toAsset);
     },
   };
 }
