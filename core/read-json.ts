@@ -4,10 +4,20 @@ import { ApiError } from './errors.ts';
 
 const MAX_JSON_BYTES = 64 * 1024;
 
+export interface ReadJsonOptions {
+  /**
+   * Parse whatever the Content-Type says (the cloud surface: clients of the
+   * reference engine often post JSON as form-urlencoded or text/plain).
+   */
+  anyContentType?: boolean;
+  /** What a body without bytes reads as; without it, an empty body is malformed JSON. */
+  whenEmpty?: unknown;
+}
+
 /** Reads a small JSON body, refusing oversized or unparseable ones with 4xx. */
-export async function readJson(request: Request, max = MAX_JSON_BYTES): Promise<unknown> {
+export async function readJson(request: Request, max = MAX_JSON_BYTES, opts: ReadJsonOptions = {}): Promise<unknown> {
   const type = request.headers.get('content-type') ?? '';
-  if (!/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type)) {
+  if (!opts.anyContentType && !/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type)) {
     throw new ApiError('unsupported_media_type', 'The body must be application/json.');
   }
   const tooLarge = () => new ApiError('payload_too_large', `The JSON body is larger than ${max} bytes.`, { limit_bytes: max });
@@ -32,6 +42,7 @@ export async function readJson(request: Request, max = MAX_JSON_BYTES): Promise<
       chunks.push(value);
     }
   }
+  if (size === 0 && 'whenEmpty' in opts) return opts.whenEmpty;
   const bytes = new Uint8Array(size);
   chunks.reduce((at, c) => (bytes.set(c, at), at + c.length), 0);
   let text: string;

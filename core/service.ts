@@ -92,7 +92,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       inflight.add(settled);
       return p;
     },
-    websocket: createWebSocketHooks(),
+    websocket: createWebSocketHooks(ctx, { maxBufferedBytes: options.maxWebSocketBufferedBytes }),
     sweep: runSweep,
     idle,
     async close() {

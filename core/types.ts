@@ -10,8 +10,16 @@ export interface WsPeer {
   readonly id: string;
   /** The request that opened the connection (URL carries query parameters). */
   readonly request: Request;
+  /** What `upgrade` returned as `context` when it accepted the connection. */
+  readonly context?: unknown;
   send(data: string | Uint8Array): void;
   close(code?: number, reason?: string): void;
+  /**
+   * Bytes sent but not yet handed to the network (the client is not reading).
+   * The core closes a peer that lets this grow past its cap; an adapter that
+   * cannot tell leaves it out.
+   */
+  bufferedAmount?(): number;
 }
 
 /**
@@ -111,6 +119,8 @@ export interface ServiceOptions {
   sseKeepaliveMs?: number;
   /** Least interval between two progress (and preview) pushes of a job, ms. Default 500. */
   progressIntervalMs?: number;
+  /** Unsent bytes a `/ws` peer may have before it is closed (1008) as too slow. Default 8 MiB. */
+  maxWebSocketBufferedBytes?: number;
 }
 
 export interface Service {

@@ -145,6 +145,28 @@ export interface JobPatch {
   add_attempts?: number;
 }
 
+/** Which of an account's jobs a listing takes. */
+export interface AccountJobFilter {
+  /** Only jobs in these statuses; an empty list matches none. */
+  statuses: string[];
+  /** Only jobs whose `expires_at` is later than this (retention not over). */
+  expires_after?: number;
+  /** Only jobs with at least one output asset of this `output_type`. */
+  output_type?: string;
+}
+
+export interface AccountJobQuery extends AccountJobFilter {
+  /**
+   * `seq` (submission order, the default) or `execution_time`
+   * (completed_at - started_at; jobs without both come last either way, then by seq).
+   */
+  sort?: 'seq' | 'execution_time';
+  /** Default `desc`: newest (or longest) first. */
+  order?: 'asc' | 'desc';
+  limit: number;
+  offset?: number;
+}
+
 /** Job persistence: every status change is a compare-and-set on the current status. */
 export interface JobStore {
   /** Inserts a job (status as given, normally `queued`) and returns it with its `seq`. */
@@ -162,6 +184,10 @@ export interface JobStore {
   saveProgress(id: string, progress: Record<string, unknown>): Promise<void>;
   /** Jobs in one of these statuses, oldest `seq` first. */
   listJobsByStatus(statuses: string[], limit: number): Promise<JobRecord[]>;
+  /** One account's jobs matching the filter, in the query's order, one page of them. */
+  listAccountJobs(accountId: string, query: AccountJobQuery): Promise<JobRecord[]>;
+  /** How many of the account's jobs match the filter (the total a page is out of). */
+  countAccountJobs(accountId: string, filter: AccountJobFilter): Promise<number>;
   /** Queued jobs an account may start next, oldest first. */
   listQueuedJobs(accountId: string, limit: number): Promise<JobRecord[]>;
   /** Accounts that have queued jobs, each with the `seq` of its oldest queued job (fairness). */

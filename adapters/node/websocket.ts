@@ -25,11 +25,16 @@ export interface AttachedWebSocket {
 
 class NodeWsPeer implements WsPeer {
   readonly id = randomUUID();
+  private built: Request | undefined;
   constructor(
-    readonly request: Request,
+    private readonly start: { url: URL; headers: IncomingMessage['headers'] },
     readonly context: unknown,
     private readonly socket: WebSocket,
   ) {}
+  /** Built on first use: a Request costs kilobytes, and a server may hold many idle peers. */
+  get request(): Request {
+    return (this.built ??= new Request(this.start.url, { headers: requestHeaders({ headers: this.start.headers } as IncomingMessage) }));
+  }
   send(data: string | Uint8Array): void {
     // Messages to a closing socket are dropped: the core fans out without tracking state.
     if (this.socket.readyState === this.socket.OPEN) this.socket.send(data);
@@ -37,6 +42,13 @@ class NodeWsPeer implements WsPeer {
   close(code?: number, reason?: string): void {
     this.socket.close(code, reason);
   }
+  bufferedAmount(): number {
+    return this.socket.bufferedAmount;
+  }
+}
+
+function destroySocket(this: Duplex): void {
+  this.destroy();
 }
 
 function toBuffer(data: RawData): Buffer {
@@ -71,23 +83,28 @@ export function attachWebSocket(server: Server, service: Service, opts: WebSocke
 
   async function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     pending.add(socket);
-    socket.on('error', () => socket.destroy());
+    // Not a closure: it stays on the socket for the connection's life and would keep this scope alive.
+    socket.on('error', destroySocket);
     const abort = new AbortController();
-    socket.once('close', () => {
+    const onClose = () => {
       pending.delete(socket);
       abort.abort();
-    });
+    };
+    socket.once('close', onClose);
     try {
       if (req.headers.upgrade?.toLowerCase() !== 'websocket') {
         return await writeRawResponse(socket, errorResponse(400, 'malformed_request', 'Only WebSocket upgrades are supported.'));
       }
-      const request = new Request(requestUrl(req, opts.trustProxy), { headers: requestHeaders(req), signal: abort.signal });
+      const start = { url: requestUrl(req, opts.trustProxy), headers: req.headers };
+      const request = new Request(start.url, { headers: requestHeaders(req), signal: abort.signal });
       const verdict = await service.websocket.upgrade(request);
       if (verdict instanceof Response) return await writeRawResponse(socket, verdict);
       if (socket.destroyed) return;
       wss.handleUpgrade(req, socket, head, (ws) => {
+        // The upgrade is over: nothing of it (its abort signal) is kept for the connection's life.
+        socket.off('close', onClose);
         pending.delete(socket);
-        bridge(service, ws, new NodeWsPeer(request, verdict.context, ws), logger);
+        bridge(service, ws, new NodeWsPeer(start, verdict.context, ws), logger);
       });
     } catch (err) {
       const status = statusOf(err) === 400 ? 400 : 500;

@@ -1,4 +1,17 @@
-// Cloud-compatible routes (files): filled in by the cloud surface work.
+// Cloud-compatible routes (files): node definitions, uploads of images and
+// masks into the flat content-addressed namespace, and /view's redirect to a
+// signed content URL. Declared without the `/api` prefix; routes.ts serves
+// each under `/api` and bare.
+import { getNodeClassInfo, getObjectInfo } from './object-info.ts';
 import type { CloudRoute } from './respond.ts';
+import { uploadImage } from './upload-image.ts';
+import { uploadMask } from './upload-mask.ts';
+import { viewFile } from './view.ts';
 
-export const CLOUD_FILES_ROUTES: CloudRoute[] = [];
+export const CLOUD_FILES_ROUTES: CloudRoute[] = [
+  ['GET', '/object_info', (r, c) => getObjectInfo(r, c)],
+  ['GET', '/object_info/:class', (r, c, p) => getNodeClassInfo(r, c, p.class)],
+  ['POST', '/upload/image', (r, c) => uploadImage(r, c)],
+  ['POST', '/upload/mask', (r, c) => uploadMask(r, c)],
+  ['GET', '/view', (r, c) => viewFile(r, c)],
+];

@@ -1,4 +1,25 @@
-// Cloud-compatible routes (jobs): filled in by the cloud surface work.
+// Cloud-compatible routes (jobs): submission, status, queue, interrupt,
+// history, the cloud's job list, system stats and feature flags. Declared
+// without the `/api` prefix; routes.ts serves each under `/api` and bare.
+import { getCloudJob, listCloudJobs } from './cloud-jobs.ts';
+import { getHistory, getHistoryItem } from './history.ts';
+import { getJobStatus } from './job-status.ts';
+import { getPrompt, postPrompt } from './prompt.ts';
+import { getQueue, postInterrupt, postQueue } from './queue.ts';
 import type { CloudRoute } from './respond.ts';
+import { getFeatures, getSystemStats } from './system.ts';
 
-export const CLOUD_JOBS_ROUTES: CloudRoute[] = [];
+export const CLOUD_JOBS_ROUTES: CloudRoute[] = [
+  ['POST', '/prompt', (r, c) => postPrompt(r, c)],
+  ['GET', '/prompt', (r, c) => getPrompt(r, c)],
+  ['GET', '/job/:prompt_id/status', (r, c, p) => getJobStatus(r, c, p.prompt_id)],
+  ['GET', '/queue', (r, c) => getQueue(r, c)],
+  ['POST', '/queue', (r, c) => postQueue(r, c)],
+  ['POST', '/interrupt', (r, c) => postInterrupt(r, c)],
+  ['GET', '/history', (r, c) => getHistory(r, c)],
+  ['GET', '/history/:prompt_id', (r, c, p) => getHistoryItem(r, c, p.prompt_id)],
+  ['GET', '/jobs', (r, c) => listCloudJobs(r, c)],
+  ['GET', '/jobs/:id', (r, c, p) => getCloudJob(r, c, p.id)],
+  ['GET', '/system_stats', (r, c) => getSystemStats(r, c)],
+  ['GET', '/features', (r, c) => getFeatures(r, c)],
+];

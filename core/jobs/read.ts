@@ -24,7 +24,7 @@ export async function getJobWorkflow(request: Request, ctx: ServiceContext, id: 
 }
 
 /** Moves the job one step toward canceled; returns the row as it is afterwards. */
-async function requestCancel(ctx: ServiceContext, job: JobRecord): Promise<JobRecord> {
+export async function requestCancel(ctx: ServiceContext, job: JobRecord): Promise<JobRecord> {
   // A few rounds: the row may move (queued -> running) between the read and the CAS.
   for (let round = 0; round < 5; round++) {
     const from = job.status as JobStatus;

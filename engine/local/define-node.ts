@@ -38,6 +38,8 @@ export interface NodeSpec {
   optional?: Record<string, InputSpec>;
   outputs?: OutputSpec[];
   output_node?: boolean;
+  /** A partner node: it calls an external service and needs the caller's platform key (extra_data). */
+  api_node?: boolean;
   /**
    * False for nodes whose result depends on more than their inputs (a URL's
    * current content, randomness): they always run and are never served from cache.
@@ -71,6 +73,7 @@ export function defineNode(spec: NodeSpec): LocalNode {
       output_name: outputs.map((o) => o.name ?? o.type),
       output_is_list: outputs.map((o) => o.is_list ?? false),
       output_node: spec.output_node ?? false,
+      ...(spec.api_node ? { api_node: true } : {}),
     },
     cacheable: spec.cacheable ?? true,
     run: spec.run,

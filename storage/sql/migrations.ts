@@ -127,6 +127,19 @@ migrations['0002_job_outputs'] = {
   },
 };
 
+migrations['0003_job_listings'] = {
+  // An account's jobs newest first across statuses (history, the jobs list),
+  // and a job's outputs by job id (listing them, filtering jobs by output kind).
+  async up(db: Kysely<any>) {
+    await db.schema.createIndex('jobs_account_seq_idx').on('jobs').columns(['account_id', 'seq']).execute();
+    await db.schema.createIndex('assets_job_idx').on('assets').column('job_id').execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropIndex('assets_job_idx').execute();
+    await db.schema.dropIndex('jobs_account_seq_idx').execute();
+  },
+};
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /** Brings the schema to the latest version; throws the first migration error. */

@@ -4,6 +4,7 @@
 // exactly one compare-and-set win.
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { MetadataStore, NewAsset, NewJob } from '../../storage/types.ts';
+import { jobListingCases } from './job-store-listing.ts';
 import { newAsset, T0 } from './store-fixtures.ts';
 
 const DAY = 86_400_000;
@@ -282,5 +283,7 @@ export function jobStoreCases(getStore: () => MetadataStore): void {
       expect(ids(await store.listJobAssets('acc2', 'j1'))).toEqual(['foreign']);
       expect(await store.listJobAssets('acc1', 'missing')).toEqual([]);
     });
+
+    jobListingCases(getStore);
   });
 }

@@ -1,0 +1,80 @@
+// A job row in the reference engine's terms, shared by /queue, /history and
+// /jobs: its output nodes, its queue item, its history status (with the
+// messages a client would have seen on /ws, rebuilt from the row) and its
+// per-node meta. `number` is always the job's submission sequence number.
+import type { NodeDefinition } from '../../engine/types.ts';
+import type { AssetRecord, JobRecord } from '../../storage/types.ts';
+import { outputsByNode } from './file-names.ts';
+
+type Defs = Record<string, NodeDefinition>;
+
+/** Node ids of the workflow whose class is an output node (what a run executes toward). */
+export function outputNodeIds(workflow: Record<string, unknown>, defs: Defs): string[] {
+  return Object.entries(workflow)
+    .filter(([, node]) => {
+      const cls = (node as { class_type?: unknown } | null)?.class_type;
+      return typeof cls === 'string' && Object.hasOwn(defs, cls) && defs[cls].output_node;
+    })
+    .map(([id]) => id);
+}
+
+/** `[number, prompt_id, workflow, output_node_ids, {create_time}]`, as the cloud contract's QueueItem. */
+export function queueItem(job: JobRecord, defs: Defs): [number, string, Record<string, unknown>, string[], { create_time: number }] {
+  return [job.seq, job.id, job.workflow, outputNodeIds(job.workflow, defs), { create_time: job.created_at }];
+}
+
+/** A JobError traceback (one string) as the reference's list of lines. */
+export function tracebackLines(traceback: unknown): string[] {
+  if (Array.isArray(traceback)) return traceback.map(String);
+  if (typeof traceback !== 'string' || traceback === '') return [];
+  return traceback.split('\n').map((line) => `${line}\n`);
+}
+
+/** The failure of a failed job as the reference's execution_error fields. */
+export function executionError(job: JobRecord) {
+  const err = job.error ?? {};
+  return {
+    node_id: typeof err.node_id === 'string' ? err.node_id : null,
+    node_type: typeof err.class_type === 'string' ? err.class_type : null,
+    exception_message: typeof err.message === 'string' ? err.message : 'The job failed.',
+    // The engine's kind (ValidationError, TypeError, ...); the service's own failures have none.
+    exception_type: typeof err.exception_type === 'string' && err.exception_type ? err.exception_type : 'ExecutionError',
+    traceback: tracebackLines(err.traceback),
+  };
+}
+
+/** `{status_str, completed, messages}` of a finished job, as history shows it. */
+export function historyStatus(job: JobRecord) {
+  const messages: Array<[string, Record<string, unknown>]> = [];
+  const prompt_id = job.id;
+  if (job.started_at !== null) messages.push(['execution_start', { prompt_id, timestamp: job.started_at }]);
+  const timestamp = job.completed_at ?? job.started_at ?? job.created_at;
+  if (job.status === 'succeeded') messages.push(['execution_success', { prompt_id, timestamp }]);
+  else if (job.status === 'failed') {
+    const e = executionError(job);
+    messages.push(['execution_error', { prompt_id, ...e, executed: [], current_inputs: {}, current_outputs: [], timestamp }]);
+  } else if (job.status === 'canceled' && job.started_at !== null) {
+    messages.push(['execution_interrupted', { prompt_id, node_id: null, node_type: null, executed: [], timestamp }]);
+  }
+  return { status_str: job.status === 'succeeded' ? 'success' : 'error', completed: job.status === 'succeeded', messages };
+}
+
+/** Per output node, the reference's display metadata (no subgraphs here: every id is its own). */
+export function nodeMeta(assets: AssetRecord[]): Record<string, Record<string, unknown>> {
+  const meta: Record<string, Record<string, unknown>> = {};
+  for (const a of assets) {
+    const id = a.node_id ?? '';
+    meta[id] ??= { node_id: id, display_node: id, parent_node: null, real_node_id: id };
+  }
+  return meta;
+}
+
+/** A finished job's history entry: the reference's 5-tuple prompt, outputs, status and meta. */
+export function historyEntry(job: JobRecord, assets: AssetRecord[], defs: Defs) {
+  return {
+    prompt: [job.seq, job.id, job.workflow, {}, outputNodeIds(job.workflow, defs)],
+    outputs: outputsByNode(assets),
+    status: historyStatus(job),
+    meta: nodeMeta(assets),
+  };
+}

@@ -1,0 +1,39 @@
+// GET /job/{prompt_id}/status: where a job is, in the cloud's five statuses,
+// with its id and timestamps (JobStatusResponse of the cloud contract, plus
+// started_at/completed_at). Another account's job, an expired one and an
+// unknown id are the same 404.
+import type { JobRecord } from '../../storage/types.ts';
+import type { ServiceContext } from '../context.ts';
+import { findOwnJob } from '../jobs/view.ts';
+import { cloudAccount } from './auth.ts';
+import { cloudStatus } from './status.ts';
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** The latest moment the row is known to have changed. */
+export const updatedAt = (job: JobRecord) => Math.max(job.created_at, job.started_at ?? 0, job.completed_at ?? 0);
+
+/** The message a failed job's error record carries, else null. */
+export function errorMessage(job: JobRecord): string | null {
+  return job.status === 'failed' && typeof job.error?.message === 'string' ? job.error.message : null;
+}
+
+export async function getJobStatus(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
+  const account = await cloudAccount(request, ctx);
+  const job = await findOwnJob(ctx, account, id);
+  const updated = iso(updatedAt(job));
+  return Response.json(
+    {
+      id: job.id,
+      status: cloudStatus(job.status),
+      created_at: iso(job.created_at),
+      updated_at: updated,
+      last_state_update: updated,
+      started_at: iso(job.started_at),
+      completed_at: iso(job.completed_at),
+      assigned_inference: null,
+      error_message: errorMessage(job),
+    },
+    { headers: { 'Cache-Control': 'no-store' } },
+  );
+}

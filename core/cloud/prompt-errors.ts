@@ -1,0 +1,101 @@
+// Every refusal of POST /prompt in one body that both kinds of client read:
+// the reference engine's `{error: {type, message, details, extra_info},
+// node_errors}` (a submission result with `error` was not accepted) and the
+// cloud contract's `{code, message}`. A refused workflow carries the
+// engine's per-node verdict; other refusals (auth, credits, a full queue, a
+// bad field) an empty `node_errors` and their code as `error.type`.
+import type { NodeErrors, ValidationIssue } from '../../engine/types.ts';
+import type { ServiceContext } from '../context.ts';
+import { ApiError, type ErrorCode } from '../errors.ts';
+import type { WorkflowProblem } from '../jobs/enqueue.ts';
+import { cloudError } from './respond.ts';
+
+export type RefNodeErrors = Record<string, NodeErrors>;
+
+const issue = (type: string, message: string, details = '', extra_info: Record<string, unknown> = {}): ValidationIssue => ({
+  type,
+  message,
+  details,
+  extra_info,
+});
+
+/** A refusal whose reference body is known (the engine's verdict, a partner node without a key, ...). */
+export class PromptRefusal extends ApiError {
+  constructor(
+    code: ErrorCode,
+    readonly error: ValidationIssue,
+    readonly nodeErrors: RefNodeErrors = {},
+    message = error.details ? `${error.message}: ${error.details}` : error.message,
+  ) {
+    super(code, message);
+  }
+}
+
+export const refusal = (code: ErrorCode, type: string, message: string, details = '', extra: Record<string, unknown> = {}) =>
+  new PromptRefusal(code, issue(type, message, details, extra), {}, message);
+
+const classOf = (workflow: Record<string, unknown>, id: string): string => {
+  const node = workflow[id] as { class_type?: unknown } | undefined;
+  return typeof node?.class_type === 'string' ? node.class_type : '';
+};
+
+/** A refused workflow in the reference's terms: the engine's own verdict when it has one. */
+export function workflowRefusal(problem: WorkflowProblem, workflow: Record<string, unknown>): PromptRefusal {
+  const v = problem.validation;
+  if (v && !v.ok) return new PromptRefusal(problem.code, v.error, v.node_errors, problem.message);
+  if (v?.ok && v.node_errors) {
+    // Some outputs passed: the reference would run those, a job here runs whole or not at all.
+    const error = issue('prompt_outputs_failed_validation', 'Prompt outputs failed validation');
+    return new PromptRefusal(problem.code, error, v.node_errors, problem.message);
+  }
+  const nodeErrors: RefNodeErrors = {};
+  for (const [id, entries] of Object.entries(problem.node_errors)) {
+    nodeErrors[id] = {
+      errors: entries.map((e) => issue(e.reason, e.message, e.field ?? '', e.field ? { input_name: e.field } : {})),
+      dependent_outputs: [],
+      class_type: classOf(workflow, id),
+    };
+  }
+  return new PromptRefusal(problem.code, issue(problem.reason, problem.message), nodeErrors, problem.message);
+}
+
+/** Partner nodes present but no key to hand them: named one by one. */
+export function partnerKeyRefusal(nodes: Array<[id: string, classType: string]>): PromptRefusal {
+  const names = nodes.map(([id, cls]) => `${id} (${cls})`).join(', ');
+  const message = `This workflow contains partner nodes that call external services (${names}); send your API key as extra_data.api_key_platform_org to run them.`;
+  const nodeErrors: RefNodeErrors = {};
+  for (const [id, cls] of nodes) {
+    nodeErrors[id] = {
+      errors: [issue('api_key_required', 'A partner node needs extra_data.api_key_platform_org', 'api_key_platform_org')],
+      dependent_outputs: [],
+      class_type: cls,
+    };
+  }
+  return new PromptRefusal('invalid_workflow', issue('api_key_required', message), nodeErrors, message);
+}
+
+const GENERIC_500 = 'The service could not complete the request. Try again later.';
+
+/** Whatever POST /prompt threw, as its response; unknown errors are logged only. */
+export function promptErrorResponse(err: unknown, ctx: ServiceContext, request: Request): Response {
+  if (!(err instanceof ApiError)) {
+    ctx.logger.error('unhandled error', {
+      method: request.method,
+      url: request.url,
+      error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+    });
+    err = new ApiError('upstream_error', GENERIC_500);
+  }
+  const e = err as ApiError;
+  const base = cloudError(e); // the cloud surface's status and headers for this code
+  const body: Record<string, unknown> = { code: e.code, message: e.message };
+  if (e instanceof PromptRefusal) {
+    body.error = e.error;
+    body.node_errors = e.nodeErrors;
+  } else {
+    if (e.details !== undefined) body.details = e.details;
+    body.error = issue(e.code, e.message, '', e.details ?? {});
+    body.node_errors = {};
+  }
+  return Response.json(body, { status: base.status, headers: base.headers });
+}

@@ -1,0 +1,106 @@
+// POST /prompt: the cloud surface's submission. The same job as POST
+// /api/v2/jobs (shared checks and admission, core/jobs/enqueue.ts; the
+// prompt_id is the job id), answered in the reference's shape:
+// 200 `{prompt_id, number, node_errors: {}}` where `number` is the job's
+// submission sequence number (the reference's monotonic queue counter; the
+// same number GET /queue and /history show). `number` and `front` are
+// accepted and ignored (the scheduler's fair queue decides), `client_id` too.
+// GET /prompt: `{exec_info: {queue_remaining}}`, the caller's queued and running jobs.
+import * as v from 'valibot';
+import type { ServiceContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { checkWorkflow, depthExceeds, enqueueJob, MAX_WORKFLOW_DEPTH, partnerKey } from '../jobs/enqueue.ts';
+import { readJson } from '../read-json.ts';
+import { validate } from '../schemas.ts';
+import { cloudAccount, requireActiveSubscription } from './auth.ts';
+import { partnerKeyRefusal, promptErrorResponse, refusal, workflowRefusal } from './prompt-errors.ts';
+import { RUNNING_STATUSES } from './status.ts';
+
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+const apiKey = v.pipe(v.string('must be a string'), v.maxLength(4096, 'must be at most 4096 characters'));
+
+/** The fields besides `prompt`; unknown ones are ignored, as the reference ignores them. */
+const PromptFields = v.object({
+  // Other keys (extra_pnginfo, ...) are dropped: only the partner-node key is used, and never stored.
+  extra_data: v.nullish(v.looseObject({ api_key_platform_org: v.optional(apiKey), api_key_comfy_org: v.optional(apiKey) }, 'must be an object')),
+  client_id: v.nullish(v.pipe(v.string('must be a string'), v.maxLength(256, 'must be at most 256 characters'))),
+  number: v.nullish(v.pipe(v.number('must be a number'), v.finite('must be a number'))),
+  front: v.nullish(v.boolean('must be a boolean')),
+  prompt_id: v.nullish(v.string('must be a string')),
+  partial_execution_targets: v.nullish(v.array(v.string('must be node ids'), 'must be an array of node ids')),
+});
+
+const LOWER_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function readFields(body: unknown) {
+  if (!isObject(body)) throw refusal('invalid_request', 'invalid_request', 'The body must be a JSON object with a "prompt".');
+  if (body.prompt === undefined || body.prompt === null) throw refusal('invalid_request', 'no_prompt', 'No prompt provided', 'No prompt provided');
+  const prompt = body.prompt;
+  if (!isObject(prompt)) {
+    throw refusal('invalid_request', 'invalid_prompt', 'prompt: must be an object of nodes keyed by node id (the API format)');
+  }
+  if (depthExceeds(prompt, MAX_WORKFLOW_DEPTH)) {
+    throw refusal('invalid_request', 'invalid_prompt', `prompt: nested deeper than ${MAX_WORKFLOW_DEPTH} levels`);
+  }
+  if (Array.isArray(body.extra_data)) throw refusal('invalid_request', 'invalid_request', 'extra_data: must be an object');
+  const fields = validate(PromptFields, body);
+  if (fields.prompt_id != null && !LOWER_UUID.test(fields.prompt_id)) {
+    throw refusal('invalid_request', 'invalid_prompt_id', 'prompt_id: must be a lowercase UUID', fields.prompt_id);
+  }
+  if (fields.partial_execution_targets?.length) {
+    throw refusal('invalid_request', 'invalid_request', 'partial_execution_targets: is not supported; a job runs all of its output nodes');
+  }
+  return { ...fields, prompt };
+}
+
+const promptIdUsed = (id: string) => refusal('invalid_request', 'invalid_prompt_id', 'prompt_id: is already in use; send a new UUID', id);
+
+/** The workflow's partner nodes, as [id, class_type]. */
+async function partnerNodes(ctx: ServiceContext, workflow: Record<string, unknown>): Promise<Array<[string, string]>> {
+  const defs = await ctx.jobs.engine.nodeDefinitions();
+  const found: Array<[string, string]> = [];
+  for (const [id, node] of Object.entries(workflow)) {
+    const cls = isObject(node) && typeof node.class_type === 'string' ? node.class_type : undefined;
+    if (cls !== undefined && Object.hasOwn(defs, cls) && defs[cls].api_node === true) found.push([id, cls]);
+  }
+  return found;
+}
+
+async function submitPrompt(request: Request, ctx: ServiceContext): Promise<Response> {
+  const account = await cloudAccount(request, ctx);
+  await requireActiveSubscription(ctx, account);
+  const fields = readFields(await readJson(request, ctx.jobs.maxWorkflowBytes, { anyContentType: true }));
+  const extra = partnerKey(ctx, fields.extra_data ?? undefined);
+  const workflow = fields.prompt;
+  const problem = await checkWorkflow(ctx, account, workflow);
+  if (problem) throw workflowRefusal(problem, workflow);
+  const partners = await partnerNodes(ctx, workflow);
+  if (partners.length > 0 && !extra?.api_key_platform_org) throw partnerKeyRefusal(partners);
+
+  const id = fields.prompt_id ?? undefined;
+  if (id !== undefined && (await ctx.metadata.getJobById(id))) throw promptIdUsed(id);
+  let job;
+  try {
+    ({ job } = await enqueueJob(ctx, request, account, { workflow, extra, id }));
+  } catch (err) {
+    // Two submissions racing for one prompt_id: the loser's insert fails on the key.
+    if (id !== undefined && !(err instanceof ApiError) && (await ctx.metadata.getJobById(id))) throw promptIdUsed(id);
+    throw err;
+  }
+  return Response.json({ prompt_id: job.id, number: job.seq, node_errors: {} });
+}
+
+export async function postPrompt(request: Request, ctx: ServiceContext): Promise<Response> {
+  try {
+    return await submitPrompt(request, ctx);
+  } catch (err) {
+    return promptErrorResponse(err, ctx, request);
+  }
+}
+
+export async function getPrompt(request: Request, ctx: ServiceContext): Promise<Response> {
+  const account = await cloudAccount(request, ctx);
+  const remaining = await ctx.metadata.countJobs(['queued', ...RUNNING_STATUSES], account.id);
+  return Response.json({ exec_info: { queue_remaining: remaining } }, { headers: { 'Cache-Control': 'no-store' } });
+}

@@ -1,0 +1,101 @@
+// The caller's queue: GET /queue (`{queue_running, queue_pending}`, oldest
+// first, items `[number, prompt_id, workflow, output_node_ids,
+// {create_time}]`), POST /queue (`delete`: cancel those jobs, pending or
+// running; `clear`: cancel every pending one -> `{deleted, cleared}`, where
+// `deleted` lists every job this call canceled) and POST /interrupt (the
+// caller's running jobs, or only `prompt_id` if it is running -> `{}`).
+// Cancels go through the one state machine (core/jobs/read.ts requestCancel);
+// ids of other accounts, unknown or finished jobs are skipped, not errors.
+// Each queue list shows at most 1000 items; GET /prompt counts them all.
+import * as v from 'valibot';
+import type { JobRecord } from '../../storage/types.ts';
+import type { ServiceContext } from '../context.ts';
+import { requestCancel } from '../jobs/read.ts';
+import { invalid } from '../errors.ts';
+import { readJson } from '../read-json.ts';
+import { validate } from '../schemas.ts';
+import { cloudAccount } from './auth.ts';
+import { queueItem } from './entries.ts';
+import { RUNNING_STATUSES } from './status.ts';
+
+const MAX_LISTED = 1000;
+const MAX_BODY_BYTES = 256 * 1024;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ACTIVE = new Set(['queued', 'running']);
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
+export async function getQueue(request: Request, ctx: ServiceContext): Promise<Response> {
+  const account = await cloudAccount(request, ctx);
+  const list = (statuses: string[]) => ctx.metadata.listAccountJobs(account.id, { statuses, order: 'asc', limit: MAX_LISTED });
+  const [running, pending, defs] = await Promise.all([list(RUNNING_STATUSES), list(['queued']), ctx.jobs.engine.nodeDefinitions()]);
+  return Response.json(
+    { queue_running: running.map((j) => queueItem(j, defs)), queue_pending: pending.map((j) => queueItem(j, defs)) },
+    { headers: NO_STORE },
+  );
+}
+
+/** Cancels the job if it is pending or running; true when this call moved it. */
+async function cancel(ctx: ServiceContext, job: JobRecord): Promise<boolean> {
+  if (!ACTIVE.has(job.status)) return false;
+  const after = await requestCancel(ctx, job);
+  return after.status === 'canceled' || after.status === 'canceling';
+}
+
+const QueueBody = v.strictObject(
+  {
+    delete: v.optional(v.pipe(v.array(v.string('must be job ids'), 'must be an array of job ids'), v.maxLength(1000, 'at most 1000 ids'))),
+    clear: v.optional(v.boolean('must be a boolean')),
+  },
+  'is not accepted; send delete and/or clear',
+);
+
+/** The JSON object of a small POST body; none at all reads as `{}`. */
+async function readObject(request: Request): Promise<Record<string, unknown>> {
+  const body = await readJson(request, MAX_BODY_BYTES, { anyContentType: true, whenEmpty: {} });
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw invalid('The body must be a JSON object.', '(body)', 'must be an object');
+  }
+  return body as Record<string, unknown>;
+}
+
+export async function postQueue(request: Request, ctx: ServiceContext): Promise<Response> {
+  const account = await cloudAccount(request, ctx);
+  const body = validate(QueueBody, await readObject(request));
+  const deleted: string[] = [];
+  for (const id of new Set(body.delete ?? [])) {
+    const job = UUID.test(id) ? await ctx.metadata.getJob(account.id, id.toLowerCase()) : null;
+    if (job && (await cancel(ctx, job))) deleted.push(job.id);
+  }
+  if (body.clear) {
+    // Batches until none is left; a batch that cancels nothing (all raced away) ends it.
+    for (;;) {
+      const batch = await ctx.metadata.listQueuedJobs(account.id, 200);
+      let moved = 0;
+      for (const job of batch) {
+        if (await cancel(ctx, job)) {
+          moved++;
+          if (!deleted.includes(job.id)) deleted.push(job.id);
+        }
+      }
+      if (batch.length === 0 || moved === 0) break;
+    }
+  }
+  return Response.json({ deleted, cleared: body.clear === true });
+}
+
+const InterruptBody = v.object({ prompt_id: v.nullish(v.string('must be a string')) });
+
+export async function postInterrupt(request: Request, ctx: ServiceContext): Promise<Response> {
+  const account = await cloudAccount(request, ctx);
+  const { prompt_id: id } = validate(InterruptBody, await readObject(request));
+  let running: JobRecord[];
+  if (id != null) {
+    // Only that job, and only if it is running: a pending one stays (cancel it through POST /queue).
+    const job = UUID.test(id) ? await ctx.metadata.getJob(account.id, id.toLowerCase()) : null;
+    running = job?.status === 'running' ? [job] : [];
+  } else {
+    running = await ctx.metadata.listAccountJobs(account.id, { statuses: ['running'], order: 'asc', limit: MAX_LISTED });
+  }
+  for (const job of running) await cancel(ctx, job);
+  return Response.json({});
+}
