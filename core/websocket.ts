@@ -8,6 +8,7 @@ import type { ServiceContext } from './context.ts';
 import { ApiError } from './errors.ts';
 import type { WebSocketHooks, WsPeer } from './types.ts';
 import { cloudError } from './cloud/respond.ts';
+import { serverFeatures } from './cloud/system.ts';
 import { createConnections, queueRemaining, statusFrame } from './ws/connections.ts';
 import { jsonFrame } from './ws/frames.ts';
 
@@ -85,7 +86,7 @@ export function createWebSocketHooks(ctx: ServiceContext, opts: WebSocketHookOpt
       if (!isRecord(message) || message.type !== 'feature_flags') return;
       const flags = isRecord(message.data) ? message.data : {};
       connections.setPreviewMetadata(peer, flags.supports_preview_metadata === true);
-      peer.send(jsonFrame('feature_flags', { supports_preview_metadata: true, max_upload_size: ctx.maxUploadBytes }));
+      peer.send(jsonFrame('feature_flags', serverFeatures(ctx)));
     },
 
     close(peer) {

@@ -141,6 +141,20 @@ describe.each(MODES)('POST /api/v2/jobs (%s)', (mode) => {
     expect(pixels(bytes)).toEqual(fixturePixels);
   });
 
+  it('LoadImage takes a file name, or the content-addressed name history and /ws show', async () => {
+    await start();
+    const up = await upload(h, fixturePng(), { content_type: 'image/png', file_path: 'by-name.png' });
+    const hashName = `${up.body.hash.slice('blake3:'.length)}.png`;
+    for (const image of ['by-name.png', hashName]) {
+      const workflow = {
+        l: { class_type: 'LoadImage', inputs: { image } },
+        s: { class_type: 'SaveImage', inputs: { images: ['l', 0], filename_prefix: 'copy' } },
+      };
+      const job = await waitForJob(h, (await submitOk(h, workflow)).id, 'succeeded');
+      expect(pixels(await bytesOf(await h.fetch(job.outputs[0].url)))).toEqual(fixturePixels);
+    }
+  });
+
   it('LoadImage loads the output of an earlier job by reference', async () => {
     await start();
     const first = await waitForJob(h, (await submitOk(h, saveImageWorkflow(0x102030, 2, 2))).id, 'succeeded');

@@ -5,6 +5,7 @@ import type { ExecutionContext, OutputAsset } from '../../engine/types.ts';
 import type { AssetRecord, JobRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { mintAsset, stageBlob } from '../assets/ingest.ts';
+import { findByFileName } from '../cloud/file-names.ts';
 
 type OutputInput = Parameters<ExecutionContext['commitOutput']>[0];
 
@@ -83,11 +84,11 @@ export async function readJobAsset(
   accountId: string,
   ref: { id?: string; name?: string },
 ): ReturnType<ExecutionContext['readAsset']> {
-  const now = ctx.now();
+  // A name is a file path or a content-addressed name (what history and /ws show for outputs).
   const asset = ref.id
-    ? await ctx.metadata.getAsset(accountId, ref.id, now)
+    ? await ctx.metadata.getAsset(accountId, ref.id, ctx.now())
     : ref.name
-      ? await ctx.metadata.findAssetByPath(accountId, ref.name, now)
+      ? await findByFileName(ctx, accountId, ref.name)
       : null;
   if (!asset) return null;
   const body = await ctx.blobs.get(asset.blob_key);

@@ -187,11 +187,10 @@ export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<v
         },
         async commitOutput(output) {
           const { asset, created } = await commitJobOutput(ctx, job, output);
-          if (created) {
-            // A temporary file is no output of the job: only the account channel hears of it.
-            if (!output.temporary) hub.publish(job.id, { type: 'output', asset });
-            live({ type: 'output', job_id: job.id, asset });
-          }
+          // A temporary file is no output of the job: only the account channel hears of it.
+          if (created && !output.temporary) hub.publish(job.id, { type: 'output', asset });
+          // Also for an output a re-run found already committed: /ws names files after it.
+          live({ type: 'output', job_id: job.id, asset });
           return toOutputAsset(asset);
         },
         readAsset: (ref) => readJobAsset(ctx, job.account_id, ref),
