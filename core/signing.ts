@@ -38,6 +38,8 @@ export function signedUrlExpiry(nowMs: number, ttlSeconds: number): number {
 export interface UrlSigner {
   /** Query parameters (`exp`, `sig`) that authorise `subject` until `expiresAtMs` (whole seconds, rounded down). */
   sign(subject: string, expiresAtMs: number): URLSearchParams;
+  /** The same as `sign(...).toString()`: `exp=<seconds>&sig=<signature>`, without building the parameters. */
+  signQuery(subject: string, expiresAtMs: number): string;
   /** True when the parameters are a valid, unexpired signature of `subject`. */
   verify(subject: string, params: URLSearchParams, nowMs: number): Promise<boolean>;
 }
@@ -68,6 +70,11 @@ export async function createUrlSigner(secret: string): Promise<UrlSigner> {
     sign(subject, expiresAtMs) {
       const exp = String(Math.floor(expiresAtMs / 1000));
       return new URLSearchParams({ exp, sig: signature(subject, exp) });
+    },
+    signQuery(subject, expiresAtMs) {
+      const exp = String(Math.floor(expiresAtMs / 1000));
+      // Digits and base64url need no escaping.
+      return `exp=${exp}&sig=${signature(subject, exp)}`;
     },
     async verify(subject, params, nowMs) {
       const exp = params.get('exp');

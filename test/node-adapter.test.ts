@@ -139,6 +139,42 @@ describe('request conversion', () => {
     expect(quickSignal?.aborted).toBe(false);
   });
 
+  it('gives an already aborted signal when it is first read after the client left', async () => {
+    const started = deferred();
+    const gone = deferred();
+    const signal = deferred<AbortSignal>();
+    const { url } = await start(fakeService(async (req) => {
+      started.resolve();
+      await gone.promise;
+      await sleep(50);
+      signal.resolve(req.signal);
+      return new Response('too late');
+    }));
+    const slow = rawRequest(`${url}/slow`);
+    slow.req.end();
+    await started.promise;
+    slow.req.destroy();
+    gone.resolve();
+    expect((await signal.promise).aborted).toBe(true);
+  });
+
+  it('hands the service a real Request that native APIs accept', async () => {
+    const seen = deferred<{ real: boolean; copied: string; header: string | null; text: string }>();
+    const { url } = await start(fakeService(async (req) => {
+      const text = await req.clone().text();
+      const copy = new Request(req, { headers: { 'x-extra': '1' } });
+      seen.resolve({
+        real: req instanceof Request && Object.prototype.toString.call(req) === '[object Request]',
+        copied: copy.url,
+        header: req.headers.get('x-custom'),
+        text,
+      });
+      return new Response('ok');
+    }));
+    await (await request(`${url}/r?q=1`, { method: 'POST', body: 'payload', headers: { 'x-custom': 'yes' } })).body.text();
+    expect(await seen.promise).toEqual({ real: true, copied: `${url}/r?q=1`, header: 'yes', text: 'payload' });
+  });
+
   it('gives GET and HEAD no body, and builds the URL from Host or, when trusted, X-Forwarded-*', async () => {
     const seen: { method: string; url: string; body: boolean }[] = [];
     const service = fakeService((req) => {

@@ -1,6 +1,7 @@
 // Signed URLs (core/signing.ts): the synchronous hash-wasm HMAC gives exactly
 // WebCrypto's signature, verification accepts it, and the expiry grid.
 import { describe, expect, it } from 'vitest';
+import { formEncode } from '../core/assets/view.ts';
 import { createUrlSigner, signedUrlExpiry } from '../core/signing.ts';
 
 const SECRET = 'a-secret-of-reasonable-length-0123456789';
@@ -24,6 +25,7 @@ describe('url signer', () => {
           expect(params.get('sig')).toBe(await webCryptoSig(secret, subject, exp));
           // Twice: the second answer comes from the cache.
           expect(signer.sign(subject, expMs).toString()).toBe(params.toString());
+          expect(signer.signQuery(subject, expMs)).toBe(params.toString());
         }
       }
     }
@@ -74,5 +76,13 @@ describe('signedUrlExpiry', () => {
         expect(exp - now).toBeLessThan(ttl * 1000 + grid);
       }
     }
+  });
+});
+
+describe('formEncode', () => {
+  it('encodes a query value exactly as URLSearchParams does', () => {
+    const values = ['local', 'a b+c', "x!'()*~-._y", 'ünï/çødé?&=#%', '😀', 'lone \ud800 surrogate', '', '\u0000\u007f'];
+    for (let c = 0; c < 256; c++) values.push(String.fromCharCode(c));
+    for (const value of values) expect(formEncode(value), JSON.stringify(value)).toBe(new URLSearchParams({ v: value }).toString().slice(2));
   });
 });

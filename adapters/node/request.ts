@@ -11,6 +11,39 @@ export interface NodeRequestOptions {
   trustProxy?: boolean;
 }
 
+/** The client left: the response closed before it was finished. */
+const clientGone = (res: ServerResponse) => res.closed && !res.writableFinished;
+
+/**
+ * A real Request (any consumer or native API takes it) whose `signal` is made
+ * only when read. Handing `signal` to the Request constructor costs more than
+ * the rest of the conversion (undici ties its own controller to it with a
+ * listener, a WeakRef and a finalizer), and most handlers never look at it.
+ * The one here aborts when the client goes away; a copy made with
+ * `new Request(request)` or `clone()` keeps undici's own, never-aborted signal.
+ */
+class NodeRequest extends Request {
+  #res: ServerResponse;
+  #abort: AbortController | undefined;
+
+  constructor(url: string, init: RequestInit, res: ServerResponse) {
+    super(url, init);
+    this.#res = res;
+  }
+
+  // @ts-expect-error -- an accessor where lib.dom declares a property; at runtime Request.prototype.signal is a getter too
+  override get signal(): AbortSignal {
+    if (this.#abort === undefined) {
+      const abort = (this.#abort = new AbortController());
+      const res = this.#res;
+      if (clientGone(res)) abort.abort();
+      // 'close' also follows a normal finish; only an unfinished response means the client left.
+      else if (!res.closed) res.once('close', () => clientGone(res) && abort.abort());
+    }
+    return this.#abort.signal;
+  }
+}
+
 export function incomingMessageToRequest(
   req: IncomingMessage,
   res: ServerResponse,
@@ -18,14 +51,9 @@ export function incomingMessageToRequest(
 ): Request {
   const url = requestUrl(req, opts.trustProxy);
   const headers = requestHeaders(req);
-  const abort = new AbortController();
-  // 'close' also follows a normal finish; only an unfinished response means the client left.
-  res.once('close', () => {
-    if (!res.writableFinished) abort.abort();
-  });
   const body = hasBody(req) ? requestBodyStream(req, opts.maxBodyBytes) : null;
   try {
-    return new Request(url, { method: req.method, headers, body, signal: abort.signal, duplex: 'half' });
+    return new NodeRequest(url.href, { method: req.method, headers, body, duplex: 'half' } as RequestInit, res);
   } catch (err) {
     // e.g. TRACE, which fetch forbids; the body is left unread and the connection closed.
     void body?.cancel();

@@ -17,16 +17,44 @@ export function contentPath(id: string): string {
   return `/api/v2/assets/${id}/content`;
 }
 
+/**
+ * A query value encoded exactly as URLSearchParams serialises it
+ * (application/x-www-form-urlencoded: space as '+', only *-._ and
+ * alphanumerics left as they are).
+ */
+export function formEncode(value: string): string {
+  let encoded: string;
+  try {
+    encoded = encodeURIComponent(value);
+  } catch {
+    // A lone surrogate: URLSearchParams writes it as U+FFFD.
+    return new URLSearchParams([['', value]]).toString().slice(1);
+  }
+  return encoded.replace(/%20/g, '+').replace(/[!'()~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+// Every URL signed within one step of the expiry grid has the same expiry: format it once.
+let lastExpiry = { ms: NaN, iso: '' };
+
+/**
+ * The signed content URL of an asset (`base` is `linkBase(ctx, request)`)
+ * and when it expires: on a coarse grid of whole seconds (see
+ * signedUrlExpiry), the same instant the signature carries.
+ */
+export function signedContentUrl(ctx: ServiceContext, base: string, asset: AssetRecord): { url: string; url_expires_at: string } {
+  const expires = signedUrlExpiry(ctx.now(), ctx.signedUrlTtlSeconds);
+  if (lastExpiry.ms !== expires) lastExpiry = { ms: expires, iso: iso(expires) };
+  const query = `${ctx.signer.signQuery(contentSubject(asset), expires)}&account=${formEncode(asset.account_id)}`;
+  return { url: `${base}${contentPath(asset.id)}?${query}`, url_expires_at: lastExpiry.iso };
+}
+
 export async function assetView(
   ctx: ServiceContext,
   request: Request,
   asset: AssetRecord,
   createdNew?: boolean,
 ): Promise<AssetView> {
-  // On a coarse grid of whole seconds (see signedUrlExpiry), the same as the signature carries.
-  const urlExpires = signedUrlExpiry(ctx.now(), ctx.signedUrlTtlSeconds);
-  const params = ctx.signer.sign(contentSubject(asset), urlExpires);
-  params.set('account', asset.account_id);
+  const { url, url_expires_at } = signedContentUrl(ctx, linkBase(ctx, request), asset);
   const view: AssetView = {
     id: asset.id,
     hash: asset.hash,
@@ -34,8 +62,8 @@ export async function assetView(
     content_type: asset.content_type,
     file_path: asset.file_path,
     created_at: iso(asset.created_at),
-    url: `${linkBase(ctx, request)}${contentPath(asset.id)}?${params}`,
-    url_expires_at: iso(urlExpires),
+    url,
+    url_expires_at,
     expires_at: asset.expires_at === null ? null : iso(asset.expires_at),
   };
   if (createdNew !== undefined) view.created_new = createdNew;

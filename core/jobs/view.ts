@@ -5,8 +5,8 @@ import type { AccountRecord, AssetRecord, JobRecord } from '../../storage/types.
 import type { JobView, OutputView } from './job-schema.ts';
 import { toOutputAsset } from './outputs.ts';
 import { isTerminal, type JobStatus } from './state-machine.ts';
-import { assetView } from '../assets/view.ts';
-import { mountPrefix, type ServiceContext } from '../context.ts';
+import { signedContentUrl } from '../assets/view.ts';
+import { linkBase, mountPrefix, type ServiceContext } from '../context.ts';
 import { notFound } from '../errors.ts';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -32,14 +32,14 @@ export async function findOwnJob(ctx: ServiceContext, account: AccountRecord, id
   return job;
 }
 
+/** `base` is `linkBase(ctx, request)`, worked out once for all the outputs of a job. */
+function outputOf(ctx: ServiceContext, base: string, asset: AssetRecord): OutputView {
+  const { url, url_expires_at } = signedContentUrl(ctx, base, asset);
+  return { ...toOutputAsset(asset), url, url_expires_at, job_id: asset.job_id };
+}
+
 export async function outputView(ctx: ServiceContext, request: Request, asset: AssetRecord): Promise<OutputView> {
-  const a = await assetView(ctx, request, asset);
-  return {
-    ...toOutputAsset(asset),
-    url: a.url,
-    url_expires_at: a.url_expires_at,
-    job_id: asset.job_id,
-  };
+  return outputOf(ctx, linkBase(ctx, request), asset);
 }
 
 export interface JobViewOptions {
@@ -55,15 +55,18 @@ export async function jobView(
   job: JobRecord,
   opts: JobViewOptions = {},
 ): Promise<JobView> {
-  const [position, outputs] = await Promise.all([
-    opts.queuePosition !== undefined
-      ? opts.queuePosition
-      : job.status === 'queued'
-        ? ctx.metadata.countQueuedBefore(job.seq)
-        : null,
-    opts.outputs ?? (job.started_at === null ? [] : ctx.metadata.listJobAssets(job.account_id, job.id)),
-  ]);
+  // A job that never started has no outputs yet, only a queued one has a position: no query for those.
+  const wantsPosition = opts.queuePosition === undefined && job.status === 'queued';
+  const wantsOutputs = opts.outputs === undefined && job.started_at !== null;
+  const [position, outputs] =
+    wantsPosition || wantsOutputs
+      ? await Promise.all([
+          wantsPosition ? ctx.metadata.countQueuedBefore(job.seq) : (opts.queuePosition ?? null),
+          wantsOutputs ? ctx.metadata.listJobAssets(job.account_id, job.id) : (opts.outputs ?? []),
+        ])
+      : [opts.queuePosition ?? null, opts.outputs ?? []];
   const self = `${mountPrefix(ctx)}${jobPath(job.id)}`;
+  const base = outputs.length === 0 ? '' : linkBase(ctx, request);
   return {
     id: job.id,
     status: job.status as JobView['status'],
@@ -73,7 +76,7 @@ export async function jobView(
     expires_at: iso(job.expires_at)!,
     queue_position: job.status === 'queued' ? position : null,
     progress: job.progress as JobView['progress'],
-    outputs: await Promise.all(outputs.map((a) => outputView(ctx, request, a))),
+    outputs: outputs.length === 0 ? [] : outputs.map((a) => outputOf(ctx, base, a)),
     error: job.error as JobView['error'],
     metrics: {
       queue_ms: job.started_at === null ? null : job.started_at - job.created_at,
