@@ -1,19 +1,81 @@
-// JSON responses whose bytes are known when they are built. The Response is
-// an ordinary one (any runtime, any consumer reads its body as usual), and
-// its serialized text is also remembered beside it, so an adapter that can
-// write a string directly (Node) sends it with a Content-Length instead of
-// reading the Web stream back chunk by chunk.
+// JSON responses whose bytes are known when they are built. The serialized
+// text is remembered beside the Response, so an adapter that can write a
+// string directly (Node) sends it with a Content-Length instead of reading
+// the Web stream back chunk by chunk.
+//
+// An adapter that always does so can also say it, per request
+// (`acceptKnownBodies`): the response to such a request then carries no Web
+// stream at all until some JavaScript asks for its body (building one is
+// most of what a small JSON response costs on Node 20). Any other request
+// gets an ordinary Response, so runtimes that read a Response natively
+// (Bun, Deno) always see the body.
 
 const known = new WeakMap<Response, string>();
+const acceptors = new WeakSet<Request>();
 
-/** Like `Response.json(value, init)`, remembering the body for `knownBody`. */
-export function jsonResponse(value: unknown, init?: ResponseInit): Response {
+/** Called by an adapter that writes `knownBody` itself whenever it is there. */
+export function acceptKnownBodies(request: Request): void {
+  acceptors.add(request);
+}
+
+/**
+ * A Response whose body stream is made only when read: status and headers
+ * are the real ones; `body`, the readers and `clone` work on a Response built
+ * on first use. Only for callers that read the body from JavaScript or
+ * through `knownBody`, never handed to a runtime's native server.
+ */
+class DeferredBodyResponse extends Response {
+  readonly #text: string;
+  #real: Response | undefined;
+
+  constructor(text: string, init: ResponseInit) {
+    super(null, init);
+    this.#text = text;
+  }
+
+  static materialized(r: DeferredBodyResponse): Response {
+    return (r.#real ??= new Response(r.#text, { status: r.status, statusText: r.statusText, headers: r.headers }));
+  }
+
+  static used(r: DeferredBodyResponse): boolean {
+    return r.#real?.bodyUsed ?? false;
+  }
+
+  static copy(r: DeferredBodyResponse): DeferredBodyResponse {
+    if (DeferredBodyResponse.used(r)) throw new TypeError('Response.clone: Body has already been consumed.');
+    const copy = new DeferredBodyResponse(r.#text, { status: r.status, statusText: r.statusText, headers: new Headers(r.headers) });
+    known.set(copy, r.#text);
+    return copy;
+  }
+}
+
+// On the prototype, where Response keeps them too (lib.dom types them as properties, hence not class members).
+const real = DeferredBodyResponse.materialized;
+Object.defineProperties(DeferredBodyResponse.prototype, {
+  body: { get(this: DeferredBodyResponse) { return real(this).body; }, configurable: true },
+  bodyUsed: { get(this: DeferredBodyResponse) { return DeferredBodyResponse.used(this); }, configurable: true },
+  clone: { value(this: DeferredBodyResponse) { return DeferredBodyResponse.copy(this); }, writable: true, configurable: true },
+  ...Object.fromEntries(
+    ['arrayBuffer', 'blob', 'bytes', 'formData', 'json', 'text'].map((name) => [
+      name,
+      { value(this: DeferredBodyResponse) { return (real(this) as unknown as Record<string, () => unknown>)[name](); }, writable: true, configurable: true },
+    ]),
+  ),
+});
+
+/**
+ * Like `Response.json(value, init)`, remembering the body for `knownBody`.
+ * Pass the request being answered, so an adapter that accepts known bodies
+ * gets a response without a stream.
+ */
+export function jsonResponse(value: unknown, init?: ResponseInit, request?: Request): Response {
   const text = JSON.stringify(value) as string | undefined;
   // As Response.json does: undefined, a function or a symbol has no JSON form.
   if (text === undefined) throw new TypeError('Value is not JSON serializable');
   const headers = new Headers(init?.headers);
   if (!headers.has('content-type')) headers.set('content-type', 'application/json');
-  const response = new Response(text, { status: init?.status, statusText: init?.statusText, headers });
+  const fields = { status: init?.status, statusText: init?.statusText, headers };
+  const response = request !== undefined && acceptors.has(request) ? new DeferredBodyResponse(text, fields) : new Response(text, fields);
   known.set(response, text);
   return response;
 }

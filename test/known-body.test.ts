@@ -1,6 +1,6 @@
 // core/known-body.ts: jsonResponse is Response.json plus a remembered body.
 import { describe, expect, it } from 'vitest';
-import { jsonResponse, knownBody } from '../core/known-body.ts';
+import { acceptKnownBodies, jsonResponse, knownBody } from '../core/known-body.ts';
 
 describe('jsonResponse', () => {
   it('answers like Response.json: status, headers, body', async () => {
@@ -29,5 +29,41 @@ describe('jsonResponse', () => {
     expect(knownBody(Response.json({ a: 1 }))).toBeUndefined();
     expect(knownBody(new Response('x'))).toBeUndefined();
     expect(() => jsonResponse(undefined)).toThrow(TypeError);
+  });
+});
+
+describe('jsonResponse for a request whose adapter accepts known bodies', () => {
+  const accepted = () => {
+    const request = new Request('http://x/');
+    acceptKnownBodies(request);
+    return request;
+  };
+
+  it('is a Response like any other to JavaScript: status, headers, readers, body stream, clone', async () => {
+    const value = { a: 'é', n: [1, 2] };
+    const init = { status: 202, statusText: 'Later', headers: { 'X-One': '1' } };
+    const res = jsonResponse(value, init, accepted());
+    const plain = Response.json(value, init);
+    expect(res).toBeInstanceOf(Response);
+    expect([res.status, res.statusText, res.ok]).toEqual([plain.status, plain.statusText, plain.ok]);
+    expect([...res.headers]).toEqual([...plain.headers]);
+    expect(knownBody(res)).toBe(JSON.stringify(value));
+    expect(res.bodyUsed).toBe(false);
+    const copy = res.clone();
+    expect(knownBody(copy)).toBe(knownBody(res));
+    expect(await copy.json()).toEqual(value);
+    expect(new TextDecoder().decode(await new Response(res.body).arrayBuffer())).toBe(JSON.stringify(value));
+    expect(res.bodyUsed).toBe(true);
+    expect(() => res.clone()).toThrow(TypeError);
+    await expect(res.text()).rejects.toThrow(TypeError);
+    const again = jsonResponse(value, init, accepted());
+    expect(await again.text()).toBe(JSON.stringify(value));
+    expect(await jsonResponse(value, init, accepted()).blob().then((b) => b.text())).toBe(JSON.stringify(value));
+  });
+
+  it('is an ordinary Response when the request was not marked', async () => {
+    const res = jsonResponse({ a: 1 }, undefined, new Request('http://x/'));
+    expect(Object.getPrototypeOf(res) === Response.prototype).toBe(true);
+    expect(await res.json()).toEqual({ a: 1 });
   });
 });

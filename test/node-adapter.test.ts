@@ -282,11 +282,16 @@ describe('response writing', () => {
 
   it('writes a body the core already knows in one piece with its length, without reading the stream', async () => {
     const responses: Response[] = [];
-    const { url } = await start(fakeService(() => {
-      const res = jsonResponse({ greeting: 'héllo', n: 1 }, { status: 201, headers: { 'x-kind': 'known' } });
+    const { url } = await start(fakeService((req) => {
+      // With the request: the adapter said it writes known bodies, so no stream is built at all.
+      const res = jsonResponse({ greeting: 'héllo', n: 1 }, { status: 201, headers: { 'x-kind': 'known' } }, req.url.endsWith('/deferred') ? req : undefined);
       responses.push(res);
       return res;
     }));
+    const deferred = await request(`${url}/deferred`);
+    expect(deferred.headers['content-length']).toBe(String(Buffer.byteLength('{"greeting":"héllo","n":1}')));
+    expect(await deferred.body.text()).toBe('{"greeting":"héllo","n":1}');
+    expect(Object.getPrototypeOf(responses.shift()) === Response.prototype).toBe(false);
     const res = await request(`${url}/known`);
     expect(res.statusCode).toBe(201);
     expect(res.headers['content-type']).toBe('application/json');
@@ -301,6 +306,40 @@ describe('response writing', () => {
     const head = await request(`${url}/known`, { method: 'HEAD' });
     expect(head.headers['content-length']).toBe(String(Buffer.byteLength(text)));
     expect(await head.body.text()).toBe('');
+  });
+
+  it('keeps every Set-Cookie, the status text and headers set before it on a known body', async () => {
+    const handler = createNodeHandler(fakeService((req) => {
+      const headers = new Headers({ 'x-one': '1', 'content-length': '999' });
+      headers.append('set-cookie', 'a=1; Path=/');
+      headers.append('set-cookie', 'b=2; HttpOnly');
+      return jsonResponse({ ok: true }, { status: 201, statusText: 'Made It', headers }, req);
+    }), { logger: recordingLogger() });
+    // A framework may have set a header already (the slow path of writeHead).
+    const server = createServer((req, res) => {
+      if (req.url === '/pre') res.setHeader('x-pre', 'yes');
+      handler(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      for (const path of ['/plain', '/pre']) {
+        const { req, response } = rawRequest(`http://127.0.0.1:${port}${path}`);
+        req.end();
+        const res = await response;
+        const text = await new Response(res as unknown as ReadableStream).text();
+        expect(res.statusCode).toBe(201);
+        expect(res.statusMessage).toBe('Made It');
+        expect(res.headers['set-cookie']).toEqual(['a=1; Path=/', 'b=2; HttpOnly']);
+        expect(res.headers['x-one']).toBe('1');
+        expect(res.headers['x-pre']).toBe(path === '/pre' ? 'yes' : undefined);
+        expect(res.headers['content-length']).toBe(String(text.length));
+        expect(text).toBe('{"ok":true}');
+      }
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('closes the connection after answering early without reading the upload', async () => {

@@ -69,18 +69,29 @@ async function pipeBody(res: ServerResponse, body: ReadableStream<Uint8Array>): 
   }
 }
 
-export async function writeResponse(res: ServerResponse, response: Response, req?: IncomingMessage): Promise<void> {
-  setHead(res, response, req);
-  // A body known up front (core/known-body.ts) goes out in one write with its
-  // length (HEAD gets the length alone); the Web stream is never touched.
-  const known = knownBody(response);
-  const head = req?.method === 'HEAD';
-  if (known !== undefined && response.status !== 204 && response.status !== 304) {
-    res.setHeader('content-length', Buffer.byteLength(known));
-    res.end(head ? undefined : known);
-    return;
+/**
+ * A body the core already holds whole (core/known-body.ts) goes out with its
+ * length in one writeHead and one end, as a bare node:http handler would
+ * send it; the Web stream is never touched (HEAD gets the length alone).
+ */
+function writeKnown(res: ServerResponse, response: Response, text: string, req?: IncomingMessage): void {
+  const fields: (string | string[])[] = [];
+  for (const [name, value] of response.headers) {
+    if (!HOP_BY_HOP.has(name) && name !== 'content-length') fields.push(name, value);
   }
-  if (!response.body || head || response.status === 204 || response.status === 304) {
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 0) fields.push('set-cookie', cookies);
+  if (req && mustCloseConnection(req)) fields.push('connection', 'close');
+  fields.push('content-length', String(Buffer.byteLength(text)));
+  res.writeHead(response.status, response.statusText || undefined, fields as string[]);
+  res.end(req?.method === 'HEAD' ? undefined : text);
+}
+
+export async function writeResponse(res: ServerResponse, response: Response, req?: IncomingMessage): Promise<void> {
+  const known = knownBody(response);
+  if (known !== undefined && response.status !== 204 && response.status !== 304) return writeKnown(res, response, known, req);
+  setHead(res, response, req);
+  if (!response.body || req?.method === 'HEAD' || response.status === 204 || response.status === 304) {
     response.body?.cancel().catch(noop);
     res.end();
     return;

@@ -3,6 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger, Service } from '../../core/types.ts';
+import { acceptKnownBodies } from '../../core/known-body.ts';
 import { consoleLogger } from '../../core/log.ts';
 import { errorFields, errorResponse, statusOf } from './errors.ts';
 import { incomingMessageToRequest, type NodeRequestOptions } from './request.ts';
@@ -35,7 +36,10 @@ export function createNodeHandler(service: Service, opts: NodeHandlerOptions = {
       if (maxBodyBytes !== undefined && Number(req.headers['content-length'] ?? 0) > maxBodyBytes) {
         return await writeResponse(res, errorResponse(413), req);
       }
-      const response = await service.fetch(incomingMessageToRequest(req, res, opts));
+      const request = incomingMessageToRequest(req, res, opts);
+      // writeResponse sends a known body itself, so the core need not build a stream for it.
+      acceptKnownBodies(request);
+      const response = await service.fetch(request);
       await writeResponse(res, response, req);
     } catch (err) {
       await fail(req, res, err, logger);

@@ -20,7 +20,7 @@ export async function findOwnAsset(ctx: ServiceContext, account: AccountRecord, 
 export async function getAsset(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
   const account = await ctx.auth.authenticate(request);
   const asset = await findOwnAsset(ctx, account, id);
-  return jsonResponse(await assetView(ctx, request, asset), { headers: { 'Cache-Control': 'no-store' } });
+  return jsonResponse(await assetView(ctx, request, asset), { headers: { 'Cache-Control': 'no-store' } }, request);
 }
 
 export async function deleteAsset(request: Request, ctx: ServiceContext, id: string): Promise<Response> {

@@ -13,14 +13,14 @@ const NO_STORE = { 'Cache-Control': 'no-store' };
 export async function getJob(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
   const account = await ctx.auth.authenticate(request);
   const job = await findOwnJob(ctx, account, id);
-  return jsonResponse(await jobView(ctx, request, job), { headers: NO_STORE });
+  return jsonResponse(await jobView(ctx, request, job), { headers: NO_STORE }, request);
 }
 
 export async function getJobWorkflow(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
   const account = await ctx.auth.authenticate(request);
   const job = await findOwnJob(ctx, account, id);
   // Only the graph is stored: extra_data (a credential) never reaches the row.
-  return jsonResponse({ workflow: job.workflow, format: 'api' }, { headers: NO_STORE });
+  return jsonResponse({ workflow: job.workflow, format: 'api' }, { headers: NO_STORE }, request);
 }
 
 /** Moves the job one step toward canceled; returns the row as it is afterwards. */
@@ -47,5 +47,5 @@ export async function requestCancel(ctx: ServiceContext, job: JobRecord): Promis
 export async function cancelJob(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
   const account = await ctx.auth.authenticate(request);
   const job = await requestCancel(ctx, await findOwnJob(ctx, account, id));
-  return jsonResponse(await jobView(ctx, request, job), { headers: NO_STORE });
+  return jsonResponse(await jobView(ctx, request, job), { headers: NO_STORE }, request);
 }
