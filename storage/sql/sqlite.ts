@@ -1,9 +1,10 @@
 // The embedded default storage: metadata in a SQLite file through kysely,
 // blobs in whatever BlobStore the caller passes (usually the fs store).
-import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
+import { Kysely, type SqliteDatabase } from 'kysely';
 import type { BlobStore, Storage } from '../types.ts';
 import { createSqlMetadataStore } from './metadata-store.ts';
 import type { Database } from './schema.ts';
+import { FifoSqliteDialect } from './sqlite-dialect.ts';
 import { withStatementCache } from './statement-cache.ts';
 
 /**
@@ -35,7 +36,7 @@ export async function createSqliteStorage(
   // Loaded lazily, so runtimes that inject their own driver never load the native module.
   const database = opts.database ?? new (await import('better-sqlite3')).default(opts.filename);
   // kysely prepares every query anew; the cache reuses statements by SQL text.
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const db = new Kysely<Database>({ dialect: new FifoSqliteDialect({ database: withStatementCache(database) }) });
   const metadata = createSqlMetadataStore(db);
   try {
     for (const pragma of PRAGMAS) database.exec(`PRAGMA ${pragma}`);

@@ -1,0 +1,69 @@
+// FifoSqliteDialect (storage/sql/sqlite-dialect.ts): the one connection in
+// turn, first come first served, transactions and streams included.
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FifoSqliteDialect } from '../storage/sql/sqlite-dialect.ts';
+
+interface Db {
+  t: { id: number; v: string };
+}
+
+let db: Kysely<Db>;
+afterEach(() => db?.destroy());
+
+async function open() {
+  db = new Kysely<Db>({ dialect: new FifoSqliteDialect({ database: new BetterSqlite3(':memory:') }) });
+  await db.schema.createTable('t').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('v', 'text').execute();
+  return db;
+}
+
+describe('FifoSqliteDialect', () => {
+  it('runs many queries at once, each in its turn, in the order they asked', async () => {
+    const db = await open();
+    const order: number[] = [];
+    await Promise.all(
+      Array.from({ length: 100 }, async (_, i) => {
+        await db.insertInto('t').values({ id: i, v: `v${i}` }).execute();
+        order.push(i);
+      }),
+    );
+    expect(order).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    expect((await db.selectFrom('t').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n).toBe(100);
+  });
+
+  it('keeps a transaction to itself while others wait, and frees the connection when it fails', async () => {
+    const db = await open();
+    const seen: string[] = [];
+    const tx = db.transaction().execute(async (trx) => {
+      await trx.insertInto('t').values({ id: 1, v: 'in tx' }).execute();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      seen.push('tx');
+    });
+    const outside = db.selectFrom('t').selectAll().execute().then((rows) => (seen.push('read'), rows));
+    await tx;
+    expect(await outside).toEqual([{ id: 1, v: 'in tx' }]);
+    expect(seen).toEqual(['tx', 'read']);
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto('t').values({ id: 2, v: 'x' }).execute();
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    await expect(sql`select nonsense from nowhere`.execute(db)).rejects.toThrow();
+    expect(await db.selectFrom('t').select('id').execute()).toEqual([{ id: 1 }]);
+  });
+
+  it('streams while other queries wait their turn', async () => {
+    const db = await open();
+    await db.insertInto('t').values([1, 2, 3].map((id) => ({ id, v: String(id) }))).execute();
+    const streamed: number[] = [];
+    const reading = (async () => {
+      for await (const row of db.selectFrom('t').select('id').orderBy('id').stream()) streamed.push(row.id);
+    })();
+    const count = db.selectFrom('t').select('id').execute();
+    await reading;
+    expect(streamed).toEqual([1, 2, 3]);
+    expect(await count).toHaveLength(3);
+  });
+});
