@@ -22,7 +22,11 @@ export function contentPath(id: string): string {
  * (application/x-www-form-urlencoded: space as '+', only *-._ and
  * alphanumerics left as they are).
  */
+const FORM_SAFE = /^[A-Za-z0-9*\-._]*$/;
+
 export function formEncode(value: string): string {
+  // Account ids are usually plain words: nothing to encode.
+  if (FORM_SAFE.test(value)) return value;
   let encoded: string;
   try {
     encoded = encodeURIComponent(value);
