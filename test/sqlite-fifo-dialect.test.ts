@@ -54,6 +54,18 @@ describe('FifoSqliteDialect', () => {
     expect(await db.selectFrom('t').select('id').execute()).toEqual([{ id: 1 }]);
   });
 
+  it('supports savepoints inside a controlled transaction', async () => {
+    const db = await open();
+    const trx = await db.startTransaction().execute();
+    await trx.insertInto('t').values({ id: 1, v: 'kept' }).execute();
+    const sp = await trx.savepoint('before "two"').execute();
+    await sp.insertInto('t').values({ id: 2, v: 'undone' }).execute();
+    const back = await sp.rollbackToSavepoint('before "two"').execute();
+    const released = await back.releaseSavepoint('before "two"').execute();
+    await released.commit().execute();
+    expect(await db.selectFrom('t').selectAll().execute()).toEqual([{ id: 1, v: 'kept' }]);
+  });
+
   it('streams while other queries wait their turn', async () => {
     const db = await open();
     await db.insertInto('t').values([1, 2, 3].map((id) => ({ id, v: String(id) }))).execute();
