@@ -206,6 +206,20 @@ describe('request conversion', () => {
     expect(JSON.parse(text).error.code).toBe('malformed_request');
   });
 
+  it('answers 400 to a request target that is not a URL', async () => {
+    let called = false;
+    const { url } = await start(fakeService(() => ((called = true), new Response('unreachable'))));
+    const { port } = new URL(url);
+    const { connect } = await import('node:net');
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.write('GET http://[not-an-address/x HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    let raw = '';
+    for await (const chunk of socket) raw += chunk;
+    expect(raw).toMatch(/^HTTP\/1\.1 400 /);
+    expect(raw).toContain('malformed_request');
+    expect(called).toBe(false);
+  });
+
   it('refuses a Content-Length over maxBodyBytes with 413 before asking the service', async () => {
     let called = false;
     const server = createServer(createNodeHandler(fakeService(() => ((called = true), new Response('no'))), { maxBodyBytes: 1000 }));

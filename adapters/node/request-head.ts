@@ -26,20 +26,23 @@ function protocol(req: IncomingMessage, trustProxy: boolean): 'http' | 'https' {
   return (req.socket as TLSSocket).encrypted ? 'https' : 'http';
 }
 
-export function requestUrl(req: IncomingMessage, trustProxy = false): URL {
+/**
+ * The request's URL as a string, not parsed yet (the Request constructor
+ * parses it; a target it cannot parse is a 400 there). Absolute-form targets
+ * (sent to proxies) carry their own origin.
+ */
+export function requestHref(req: IncomingMessage, trustProxy = false): string {
   const target = req.url ?? '/';
-  // Absolute-form targets (sent to proxies) carry their own origin.
-  if (!target.startsWith('/')) {
-    try {
-      return new URL(target);
-    } catch {
-      throw new BadRequestError('The request target is not a valid URL.');
-    }
-  }
+  if (!target.startsWith('/')) return target;
   const host = (trustProxy ? firstValue(req.headers['x-forwarded-host']) : undefined) ?? req.headers.host ?? 'localhost';
   if (!HOST.test(host)) throw new BadRequestError('The Host header is not valid.');
+  return `${protocol(req, trustProxy)}://${host}${target}`;
+}
+
+export function requestUrl(req: IncomingMessage, trustProxy = false): URL {
+  const href = requestHref(req, trustProxy);
   try {
-    return new URL(`${protocol(req, trustProxy)}://${host}${target}`);
+    return new URL(href);
   } catch {
     throw new BadRequestError('The request target is not a valid URL.');
   }

@@ -2,7 +2,7 @@
 // the client's connection, URL from Host (or X-Forwarded-* behind a proxy).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hasBody, requestBodyStream } from './request-body.ts';
-import { BadRequestError, requestHeaders, requestUrl } from './request-head.ts';
+import { BadRequestError, requestHeaders, requestHref } from './request-head.ts';
 
 export interface NodeRequestOptions {
   /** Largest body read from the socket; past it the body stream errors. Default: no limit (the service enforces its own). */
@@ -49,11 +49,12 @@ export function incomingMessageToRequest(
   res: ServerResponse,
   opts: NodeRequestOptions = {},
 ): Request {
-  const url = requestUrl(req, opts.trustProxy);
+  const url = requestHref(req, opts.trustProxy);
   const headers = requestHeaders(req);
   const body = hasBody(req) ? requestBodyStream(req, opts.maxBodyBytes) : null;
   try {
-    return new NodeRequest(url.href, { method: req.method, headers, body, duplex: 'half' } as RequestInit, res);
+    // The constructor parses the URL: a target that is not one is a 400 below.
+    return new NodeRequest(url, { method: req.method, headers, body, duplex: 'half' } as RequestInit, res);
   } catch (err) {
     // e.g. TRACE, which fetch forbids; the body is left unread and the connection closed.
     void body?.cancel();
