@@ -11,19 +11,20 @@ const serveOptions = (argv: string[], env: Record<string, string> = {}) => {
 
 describe('cli options', () => {
   it('uses the defaults when nothing is given', () => {
-    expect(serveOptions(['serve'])).toEqual({ host: DEFAULT_HOST, port: DEFAULT_PORT, data: DEFAULT_DATA, token: undefined, allowPrivateUrls: false });
+    expect(serveOptions(['serve'])).toEqual({ host: DEFAULT_HOST, port: DEFAULT_PORT, data: DEFAULT_DATA, token: undefined, allowPrivateUrls: false, workers: [] });
     expect([DEFAULT_HOST, DEFAULT_PORT, DEFAULT_DATA]).toEqual(['127.0.0.1', 8189, './data']);
   });
 
   it('takes GRAPHRUN_* variables, and flags over them', () => {
     const env = { GRAPHRUN_HOST: '0.0.0.0', GRAPHRUN_PORT: '9000', GRAPHRUN_DATA: '/var/lib/graphrun', GRAPHRUN_TOKEN: 'from-env' };
-    expect(serveOptions(['serve'], env)).toEqual({ host: '0.0.0.0', port: 9000, data: '/var/lib/graphrun', token: 'from-env', allowPrivateUrls: false });
+    expect(serveOptions(['serve'], env)).toEqual({ host: '0.0.0.0', port: 9000, data: '/var/lib/graphrun', token: 'from-env', allowPrivateUrls: false, workers: [] });
     expect(serveOptions(['serve', '--host', '::1', '--port=0', '--data', './d', '--token', 'flag'], env)).toEqual({
       host: '::1',
       port: 0,
       data: './d',
       token: 'flag',
       allowPrivateUrls: false,
+      workers: [],
     });
     expect(serveOptions(['serve', '--port', '1234'], env)).toMatchObject({ host: '0.0.0.0', port: 1234, token: 'from-env' });
   });
@@ -36,7 +37,7 @@ describe('cli options', () => {
     expect(parseCliArgs(['--help'])).toEqual({ command: 'help' });
     expect(parseCliArgs(['serve', '-h'])).toEqual({ command: 'help' });
     expect(USAGE).toMatch(/graphrun serve/);
-    for (const name of ['--host', '--port', '--data', '--token', 'GRAPHRUN_TOKEN', '--allow-private-urls', 'GRAPHRUN_ALLOW_PRIVATE_URLS']) {
+    for (const name of ['--host', '--port', '--data', '--token', 'GRAPHRUN_TOKEN', '--allow-private-urls', 'GRAPHRUN_ALLOW_PRIVATE_URLS', '--worker', 'GRAPHRUN_WORKERS']) {
       expect(USAGE).toContain(name);
     }
   });
@@ -93,7 +94,35 @@ describe('cli options', () => {
         data: DEFAULT_DATA,
         token: 't',
         allowPrivateUrls: true,
+        workers: [],
       });
+    });
+  });
+
+  describe('--worker / GRAPHRUN_WORKERS', () => {
+    it('is empty by default: jobs run in process', () => {
+      expect(serveOptions(['serve']).workers).toEqual([]);
+    });
+
+    it('takes one or more --worker flags, in order, without a trailing slash', () => {
+      expect(serveOptions(['serve', '--worker', 'http://gpu-1:8188/', '--worker=https://gpu-2.example:443']).workers).toEqual([
+        'http://gpu-1:8188',
+        'https://gpu-2.example:443',
+      ]);
+    });
+
+    it('takes GRAPHRUN_WORKERS comma-separated, and the flags over it', () => {
+      expect(serveOptions(['serve'], { GRAPHRUN_WORKERS: 'http://a:8188, http://b:8188,' }).workers).toEqual(['http://a:8188', 'http://b:8188']);
+      expect(serveOptions(['serve', '--worker', 'http://c:1'], { GRAPHRUN_WORKERS: 'http://a:8188' }).workers).toEqual(['http://c:1']);
+      expect(serveOptions(['serve'], { GRAPHRUN_WORKERS: '' }).workers).toEqual([]);
+    });
+
+    it.each([['ftp://a'], ['gpu-1:8188'], ['http://a:8188?x=1'], ['not a url']])('rejects --worker %j', (url) => {
+      expect(() => parseCliArgs(['serve', '--worker', url])).toThrow(/--worker must be an http\(s\) URL/);
+    });
+
+    it('names the variable when a bad worker came from the environment', () => {
+      expect(() => parseCliArgs(['serve'], { GRAPHRUN_WORKERS: 'http://a:1,bogus' })).toThrow(/GRAPHRUN_WORKERS must be an http\(s\) URL.*"bogus"/);
     });
   });
 });

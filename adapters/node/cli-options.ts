@@ -9,6 +9,8 @@ export interface ServeCliOptions {
   token: string | undefined;
   /** LoadImageFromURL may fetch private, loopback and link-local addresses. */
   allowPrivateUrls: boolean;
+  /** Worker base URLs: jobs run on these engine servers instead of in process. */
+  workers: string[];
 }
 
 export type CliCommand = { command: 'help' } | { command: 'serve'; options: ServeCliOptions };
@@ -36,6 +38,8 @@ Options:
                     Let LoadImageFromURL fetch private, loopback and link-local
                     addresses (env GRAPHRUN_ALLOW_PRIVATE_URLS=1 or true; default off:
                     only for trusted users, it opens the local network to workflows)
+  --worker <url>    Run jobs on an engine server (ComfyUI protocol) instead of in
+                    process; repeat for a pool (env GRAPHRUN_WORKERS, comma-separated)
   -h, --help        Show this help
 `;
 
@@ -50,6 +54,22 @@ function parsePort(raw: string, from: string): number {
 function nonEmpty(value: string | undefined, from: string): string | undefined {
   if (value === '') throw new CliUsageError(`${from} must not be empty.`);
   return value;
+}
+
+/** Worker base URLs: http(s) with a host, no query; a trailing slash is dropped. */
+function parseWorkers(raw: string[], from: string): string[] {
+  return raw.map((value) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new CliUsageError(`${from} must be an http(s) URL such as http://host:8188, got "${value}".`);
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname || url.search || url.hash) {
+      throw new CliUsageError(`${from} must be an http(s) URL such as http://host:8188, got "${value}".`);
+    }
+    return value.replace(/\/+$/, '');
+  });
 }
 
 /** A yes/no variable: 1 or true is on; 0, false or empty is off; anything else is a mistake. */
@@ -74,6 +94,7 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
         data: { type: 'string' },
         token: { type: 'string' },
         'allow-private-urls': { type: 'boolean' },
+        worker: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -91,6 +112,9 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
   // An empty variable counts as unset: `GRAPHRUN_PORT= graphrun serve` is a common way to clear one.
   const fromEnv = (name: string) => env[name] || undefined;
   const port = values.port ?? fromEnv('GRAPHRUN_PORT');
+  const workers = values.worker
+    ? parseWorkers(values.worker, '--worker')
+    : parseWorkers((fromEnv('GRAPHRUN_WORKERS') ?? '').split(',').map((w) => w.trim()).filter(Boolean), 'GRAPHRUN_WORKERS');
   return {
     command: 'serve',
     options: {
@@ -99,6 +123,7 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
       data: nonEmpty(values.data, '--data') ?? fromEnv('GRAPHRUN_DATA') ?? DEFAULT_DATA,
       token: nonEmpty(values.token, '--token') ?? fromEnv('GRAPHRUN_TOKEN'),
       allowPrivateUrls: values['allow-private-urls'] === true || parseSwitch(env.GRAPHRUN_ALLOW_PRIVATE_URLS, 'GRAPHRUN_ALLOW_PRIVATE_URLS'),
+      workers,
     },
   };
 }

@@ -5,21 +5,34 @@ import { join, resolve } from 'node:path';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createService } from '../../core/index.ts';
+import { createComfyEngine } from '../../engine/comfyui/engine.ts';
 import { createLocalEngine } from '../../engine/local/engine.ts';
+import type { Engine } from '../../engine/types.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../../storage/sql/sqlite.ts';
 import { CliUsageError, parseCliArgs, USAGE, type ServeCliOptions } from './cli-options.ts';
 import { serve } from './server.ts';
 
-async function runServe({ host, port, data, token, allowPrivateUrls }: ServeCliOptions): Promise<void> {
+function engineFor({ workers, allowPrivateUrls }: ServeCliOptions): Engine | undefined {
+  if (workers.length > 0) {
+    const log = (message: string, detail?: Record<string, unknown>) => process.stderr.write(`graphrun: ${message} ${detail ? JSON.stringify(detail) : ''}\n`);
+    return createComfyEngine({ workers, log });
+  }
+  // Without the switch the default engine (private addresses refused) runs the jobs.
+  return allowPrivateUrls ? createLocalEngine({ settings: { allowPrivateUrls: true } }) : undefined;
+}
+
+async function runServe(options: ServeCliOptions): Promise<void> {
+  const { host, port, data, token, allowPrivateUrls, workers } = options;
   await mkdir(data, { recursive: true });
   const blobs = await createFsBlobStore({ dir: join(data, 'blobs') });
   const storage = await createSqliteStorage({ filename: join(data, 'graphrun.db'), blobs });
   // The service owns the storage from here: service.close() closes both halves.
-  // Without the switch the default engine (private addresses refused) runs the jobs.
-  const engine = allowPrivateUrls ? createLocalEngine({ settings: { allowPrivateUrls: true } }) : undefined;
-  const service = await createService({ storage, token, engine });
-  if (allowPrivateUrls) process.stderr.write('graphrun: LoadImageFromURL may fetch private, loopback and link-local addresses\n');
+  const engine = engineFor(options);
+  // With workers, as many jobs run at once as the pool has slots (one per worker).
+  const service = await createService({ storage, token, engine, ...(workers.length > 0 ? { maxConcurrentJobs: workers.length } : {}) });
+  if (workers.length > 0) process.stderr.write(`graphrun: running jobs on ${workers.length} worker(s): ${workers.join(', ')}\n`);
+  else if (allowPrivateUrls) process.stderr.write('graphrun: LoadImageFromURL may fetch private, loopback and link-local addresses\n');
   const running = await serve(service, { host, port });
   process.stdout.write(`graphrun listening on ${running.url}\n`);
 

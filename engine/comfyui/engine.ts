@@ -1,0 +1,121 @@
+// The worker engine: runs jobs on a pool of engine servers that speak the
+// reference's HTTP + WebSocket protocol. Node definitions are the workers'
+// /object_info (cached, refreshed); validation applies the local engine's
+// rules to them; each job runs on the least-loaded healthy worker and, if
+// that worker is lost before anything was committed, runs again on another
+// (onWorkerLost 'requeue', the default) or fails with WorkerLostError.
+import type { Dispatcher } from 'undici';
+import type { Engine, EngineJob, ExecutionContext, NodeDefinition, Workflow } from '../types.ts';
+import { createPool } from './pool.ts';
+import { runJob } from './run-job.ts';
+import { validateAgainst } from './validate.ts';
+import { WorkerLostError } from './worker-lost.ts';
+
+export interface ComfyEngineOptions {
+  /** Base URLs of the workers, e.g. http://gpu-1:8188. */
+  workers: string[];
+  /** Jobs run at once per worker (default 1: the reference runs one prompt at a time). */
+  perWorker?: number;
+  /** A job whose worker disappears: run it again on another worker, or fail it (default 'requeue'). */
+  onWorkerLost?: 'requeue' | 'fail';
+  /** How many times a job may be moved to another worker (default 2). */
+  maxRequeues?: number;
+  /** Bound on a job's time on a worker; none by default. */
+  jobTimeoutMs?: number;
+  /** A worker unreachable this long while running a job has lost it (default 15 s). */
+  workerLostAfterMs?: number;
+  /** Health check period of a healthy worker (default 5 s); failing ones back off up to backoffMaxMs. */
+  healthIntervalMs?: number;
+  healthTimeoutMs?: number;
+  backoffMaxMs?: number;
+  /** How often each worker's /object_info is fetched again (default 60 s). */
+  definitionsRefreshMs?: number;
+  /** While a job runs, how often its state is cross-checked through /history and /queue (default 5 s). */
+  crossCheckMs?: number;
+  /** HTTP dispatcher (undici Agent) for worker calls; the global one by default. */
+  dispatcher?: Dispatcher;
+  log?: (message: string, detail?: Record<string, unknown>) => void;
+}
+
+export function createComfyEngine(opts: ComfyEngineOptions): Engine {
+  if (opts.workers.length === 0) throw new Error('createComfyEngine: at least one worker URL is needed');
+  for (const url of opts.workers) {
+    if (!/^https?:\/\/[^/]/.test(url)) throw new Error(`createComfyEngine: not an http(s) URL: ${url}`);
+  }
+  const clientId = crypto.randomUUID();
+  const pool = createPool({
+    urls: opts.workers,
+    perWorker: opts.perWorker ?? 1,
+    clientId,
+    healthIntervalMs: opts.healthIntervalMs ?? 5000,
+    healthTimeoutMs: opts.healthTimeoutMs ?? 3000,
+    backoffMaxMs: opts.backoffMaxMs ?? 30_000,
+    definitionsRefreshMs: opts.definitionsRefreshMs ?? 60_000,
+    dispatcher: opts.dispatcher,
+    log: opts.log ?? (() => {}),
+  });
+  const settling = new Set<Promise<void>>();
+
+  /** The union of the workers' classes; a job goes to a worker that has all of its own. */
+  async function nodeDefinitions(): Promise<Record<string, NodeDefinition>> {
+    await pool.whenDefinitions(10_000);
+    const defs: Record<string, NodeDefinition> = {};
+    for (const w of pool.workers) if (w.defs) for (const [k, v] of Object.entries(w.defs)) defs[k] ??= v;
+    if (Object.keys(defs).length === 0) throw new Error('no worker has answered yet: node definitions are unknown');
+    return defs;
+  }
+
+  async function execute(job: EngineJob, ctx: ExecutionContext): Promise<void> {
+    const classes = [...new Set(Object.values(job.workflow as Workflow).map((n) => n?.class_type))];
+    let avoid;
+    for (let attempt = 0; ; attempt++) {
+      const { worker, release } = await pool.acquire(classes, ctx.signal, avoid);
+      let settle: Promise<void> | null = null;
+      try {
+        await runJob(worker, job, ctx, {
+          clientId,
+          jobTimeoutMs: opts.jobTimeoutMs,
+          workerLostAfterMs: opts.workerLostAfterMs ?? 15_000,
+          crossCheckMs: opts.crossCheckMs ?? 5000,
+          socketWaitMs: 2000,
+          cancelSettleMs: 10_000,
+          onCancelSent: (p) => {
+            settle = p;
+          },
+        });
+        return;
+      } catch (err) {
+        if (!(err instanceof WorkerLostError)) throw err;
+        worker.suspect();
+        const again = (opts.onWorkerLost ?? 'requeue') === 'requeue' && err.requeueable && attempt < (opts.maxRequeues ?? 2) && !ctx.signal.aborted;
+        if (!again) throw err;
+        (opts.log ?? (() => {}))('job moved to another worker', { job_id: job.id, worker: worker.url, error: err.message });
+        avoid = worker;
+      } finally {
+        // A canceled prompt keeps its worker's slot until the worker has let it go.
+        const pending: Promise<void> | null = settle;
+        if (pending) {
+          const p = (pending as Promise<void>).finally(() => {
+            release();
+            settling.delete(p);
+          });
+          settling.add(p);
+        } else {
+          release();
+        }
+      }
+    }
+  }
+
+  return {
+    name: 'comfyui',
+    readiness: () => pool.readiness(),
+    nodeDefinitions,
+    validate: async (workflow) => validateAgainst(workflow, await nodeDefinitions()),
+    execute,
+    async close() {
+      // Canceled prompts still settling release their slots on their own; nothing waits on a closed pool.
+      pool.close();
+    },
+  };
+}

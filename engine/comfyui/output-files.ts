@@ -1,0 +1,106 @@
+// Finds every file reference in a worker's ui outputs (history `outputs` or an
+// `executed` message) and says what each one is: output type by key and
+// extension, content type by extension. Pure: the collector streams them.
+import type { OutputType } from '../types.ts';
+
+export interface FileRef {
+  node_id: string;
+  /** The ui key it was listed under (`images`, `video`, `audio`, `gifs`, ...). */
+  key: string;
+  filename: string;
+  subfolder: string;
+  /** The worker's folder: `output`, `temp` or `input`. */
+  folder: string;
+  type: OutputType;
+  content_type: string;
+  /** Committed as a temporary file, not one of the job's outputs. */
+  temporary: boolean;
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif', bmp: 'image/bmp',
+  tif: 'image/tiff', tiff: 'image/tiff', avif: 'image/avif', svg: 'image/svg+xml', exr: 'image/x-exr',
+  mp4: 'video/mp4', webm: 'video/webm', mov: 'video/quicktime', mkv: 'video/x-matroska', avi: 'video/x-msvideo', m4v: 'video/mp4',
+  wav: 'audio/wav', mp3: 'audio/mpeg', flac: 'audio/flac', ogg: 'audio/ogg', opus: 'audio/opus', m4a: 'audio/mp4', aac: 'audio/aac',
+  txt: 'text/plain; charset=utf-8', json: 'application/json', csv: 'text/csv', md: 'text/markdown',
+  glb: 'model/gltf-binary', gltf: 'model/gltf+json', obj: 'model/obj', fbx: 'application/octet-stream', stl: 'model/stl',
+  latent: 'application/octet-stream', safetensors: 'application/octet-stream',
+};
+
+const extOf = (name: string) => /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase() ?? '';
+
+export function contentTypeOf(filename: string): string {
+  return CONTENT_TYPES[extOf(filename)] ?? 'application/octet-stream';
+}
+
+/** The output type: the file's own kind (by extension) first, then the ui key it was listed under. */
+export function outputTypeOf(key: string, filename: string): OutputType {
+  const ext = extOf(filename);
+  if (ext === 'latent') return 'latent';
+  const mime = CONTENT_TYPES[ext];
+  if (mime === 'image/gif' || mime === 'image/webp') {
+    // An animation listed as video (VHS `gifs`, SaveAnimatedWEBP) is a video.
+    return /video|gif|animat/i.test(key) ? 'video' : 'image';
+  }
+  if (mime?.startsWith('image/')) return 'image';
+  if (mime?.startsWith('video/')) return 'video';
+  if (mime?.startsWith('audio/')) return 'audio';
+  if (mime?.startsWith('text/') || ext === 'json') return 'text';
+  if (mime) return 'file';
+  if (/^images?$/i.test(key)) return 'image';
+  if (/video|gif/i.test(key)) return 'video';
+  if (/audio/i.test(key)) return 'audio';
+  if (/latent/i.test(key)) return 'latent';
+  if (/text/i.test(key)) return 'text';
+  return 'file';
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A ui value entry that names a file: `{filename, subfolder?, type?}`. */
+function asRef(v: unknown): { filename: string; subfolder: string; folder: string } | null {
+  if (!isRecord(v) || typeof v.filename !== 'string' || v.filename === '') return null;
+  return { filename: v.filename, subfolder: typeof v.subfolder === 'string' ? v.subfolder : '', folder: typeof v.type === 'string' ? v.type : 'output' };
+}
+
+/** Whether an input takes a file by name: the reference flags these (`image_upload`, `video_upload`, `audio_upload`, `upload`). */
+export function hasUploadFlag(options: Record<string, unknown> | undefined): boolean {
+  return !!options && Object.keys(options).some((k) => /(^|_)upload$/.test(k) && !!options[k]);
+}
+
+/** Text a node showed (`ui.text`, e.g. a text-preview node): [node id, index, text] in node and list order. */
+export function textsOf(outputs: Record<string, unknown>): Array<[string, number, string]> {
+  const texts: Array<[string, number, string]> = [];
+  for (const [node_id, ui] of Object.entries(outputs)) {
+    if (!isRecord(ui) || ui.text === undefined) continue;
+    const items = Array.isArray(ui.text) ? ui.text : [ui.text];
+    items.forEach((t, i) => {
+      if (typeof t === 'string') texts.push([node_id, i, t]);
+    });
+  }
+  return texts;
+}
+
+/** Every file reference of every node, in node and list order; non-file ui values (text strings, flags) are not files. */
+export function fileRefsOf(outputs: Record<string, unknown>): FileRef[] {
+  const refs: FileRef[] = [];
+  for (const [node_id, ui] of Object.entries(outputs)) {
+    if (!isRecord(ui)) continue;
+    for (const [key, value] of Object.entries(ui)) {
+      const items = Array.isArray(value) ? value : [value];
+      for (const item of items) {
+        const ref = asRef(item);
+        if (!ref) continue;
+        refs.push({
+          node_id,
+          key,
+          ...ref,
+          type: outputTypeOf(key, ref.filename),
+          content_type: contentTypeOf(ref.filename),
+          temporary: ref.folder !== 'output',
+        });
+      }
+    }
+  }
+  return refs;
+}

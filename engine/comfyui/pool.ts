@@ -1,0 +1,239 @@
+// The pool of workers: health through /system_stats (periodic, with backoff
+// for a failing worker), each worker's node definitions (fetched when it
+// comes up, refreshed), one WebSocket per worker whose messages are routed to
+// the job listening for their prompt id, and slots: a job takes the
+// least-loaded healthy worker that has its node classes, or waits for one.
+import type { Dispatcher } from 'undici';
+import type { EngineReadiness, NodeDefinition } from '../types.ts';
+import { decodeBinaryFrame, type BinaryFrame } from './binary-frames.ts';
+import { createWorkerClient, type WorkerClient } from './worker-client.ts';
+import { openWorkerSocket, type WorkerSocket } from './worker-socket.ts';
+
+export interface JobListener {
+  onMessage(msg: { type: string; data: Record<string, unknown> }): void;
+  onBinary(frame: BinaryFrame): void;
+  onSocketDown(): void;
+  onSocketUp(): void;
+}
+
+export interface PoolWorker {
+  readonly url: string;
+  readonly client: WorkerClient;
+  healthy: boolean;
+  everUp: boolean;
+  running: number;
+  defs: Record<string, NodeDefinition> | null;
+  socket: WorkerSocket | null;
+  /** Routes this prompt's messages to the listener until the returned function is called. */
+  listen(promptId: string, listener: JobListener): () => void;
+  /** Something went wrong talking to it: check its health now rather than at the next tick. */
+  suspect(): void;
+}
+
+export interface PoolOptions {
+  urls: string[];
+  perWorker: number;
+  clientId: string;
+  healthIntervalMs: number;
+  healthTimeoutMs: number;
+  backoffMaxMs: number;
+  definitionsRefreshMs: number;
+  dispatcher?: Dispatcher;
+  log(message: string, detail?: Record<string, unknown>): void;
+}
+
+export interface Pool {
+  readonly workers: PoolWorker[];
+  /** A slot on the least-loaded healthy worker that knows these classes; waits for one. */
+  acquire(classTypes: string[], signal: AbortSignal, avoid?: PoolWorker): Promise<{ worker: PoolWorker; release(): void }>;
+  readiness(): EngineReadiness;
+  /** Resolves once some worker's definitions are known (or after timeoutMs). */
+  whenDefinitions(timeoutMs: number): Promise<void>;
+  close(): void;
+}
+
+export function createPool(opts: PoolOptions): Pool {
+  let closed = false;
+  let waiters: Array<() => void> = [];
+  const wake = () => {
+    const w = waiters;
+    waiters = [];
+    for (const f of w) f();
+  };
+
+  const workers = opts.urls.map((url) => makeWorker(url));
+
+  function makeWorker(url: string): PoolWorker {
+    const client = createWorkerClient(url, opts.dispatcher);
+    const listeners = new Map<string, JobListener>();
+    let current: string | null = null;
+    let failures = 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let defsAt = 0;
+    let checking = false;
+
+    const worker: PoolWorker = {
+      url: client.url,
+      client,
+      healthy: false,
+      everUp: false,
+      running: 0,
+      defs: null,
+      socket: null,
+      listen(promptId, listener) {
+        listeners.set(promptId, listener);
+        return () => {
+          if (listeners.get(promptId) === listener) listeners.delete(promptId);
+        };
+      },
+      suspect: () => schedule(0),
+    };
+
+    function onMessage(msg: { type: string; data: Record<string, unknown> }): void {
+      const pid = typeof msg.data.prompt_id === 'string' ? msg.data.prompt_id : null;
+      if (msg.type === 'execution_start' || (msg.type === 'executing' && msg.data.node != null)) current = pid ?? current;
+      if (pid === null) return;
+      listeners.get(pid)?.onMessage(msg);
+      const ended = ['execution_success', 'execution_error', 'execution_interrupted'].includes(msg.type) || (msg.type === 'executing' && msg.data.node == null);
+      if (ended && current === pid) current = null;
+    }
+
+    function onBinary(bytes: Uint8Array): void {
+      const frame = decodeBinaryFrame(bytes);
+      if (!frame || frame.kind === 'unknown') return;
+      // Type-1 previews and text frames carry no prompt id: they belong to the prompt the worker is running.
+      const pid = (frame.kind === 'preview' ? frame.prompt_id : null) ?? current;
+      if (pid !== null) listeners.get(pid)?.onBinary(frame);
+    }
+
+    function startSocket(): void {
+      if (worker.socket || closed) return;
+      worker.socket = openWorkerSocket({
+        url: client.url,
+        clientId: opts.clientId,
+        backoffMaxMs: opts.backoffMaxMs,
+        handlers: {
+          onMessage,
+          onBinary,
+          onUp: () => {
+            for (const l of [...listeners.values()]) l.onSocketUp();
+          },
+          onDown: () => {
+            current = null;
+            for (const l of [...listeners.values()]) l.onSocketDown();
+            schedule(0);
+          },
+        },
+      });
+    }
+
+    function schedule(ms: number): void {
+      if (closed) return;
+      clearTimeout(timer);
+      timer = setTimeout(check, ms);
+      timer.unref?.();
+    }
+
+    async function check(): Promise<void> {
+      if (checking || closed) return;
+      checking = true;
+      try {
+        await client.systemStats(opts.healthTimeoutMs);
+        if (!worker.defs || Date.now() - defsAt >= opts.definitionsRefreshMs) {
+          worker.defs = await client.objectInfo();
+          defsAt = Date.now();
+        }
+        if (!worker.healthy) opts.log(worker.everUp ? 'worker is back' : 'worker is up', { worker: url });
+        failures = 0;
+        worker.healthy = true;
+        worker.everUp = true;
+        startSocket();
+        wake();
+        schedule(opts.healthIntervalMs);
+      } catch (err) {
+        failures++;
+        if (worker.healthy) opts.log('worker is down', { worker: url, error: err instanceof Error ? err.message : String(err) });
+        worker.healthy = false;
+        schedule(Math.min(200 * 2 ** Math.min(failures - 1, 10), opts.backoffMaxMs));
+      } finally {
+        checking = false;
+      }
+    }
+
+    schedule(0);
+    return Object.assign(worker, { stop: () => clearTimeout(timer) });
+  }
+
+  const knows = (w: PoolWorker, classTypes: string[]) => !w.defs || classTypes.every((c) => Object.hasOwn(w.defs!, c));
+
+  function pick(classTypes: string[], avoid?: PoolWorker): PoolWorker | null {
+    const free = workers.filter((w) => w.healthy && w.running < opts.perWorker);
+    const fits = free.filter((w) => knows(w, classTypes));
+    const candidates = fits.length > 0 ? fits : free;
+    const preferred = candidates.filter((w) => w !== avoid);
+    const list = preferred.length > 0 ? preferred : candidates;
+    let best: PoolWorker | null = null;
+    for (const w of list) if (!best || w.running < best.running) best = w;
+    return best;
+  }
+
+  return {
+    workers,
+    acquire(classTypes, signal, avoid) {
+      return new Promise((resolve, reject) => {
+        const attempt = () => {
+          if (signal.aborted) return reject(signal.reason);
+          if (closed) return reject(new Error('the worker pool is closed'));
+          const w = pick(classTypes, avoid);
+          if (!w) {
+            waiters.push(attempt);
+            return;
+          }
+          signal.removeEventListener('abort', onAbort);
+          w.running++;
+          let released = false;
+          resolve({
+            worker: w,
+            release() {
+              if (released) return;
+              released = true;
+              w.running--;
+              wake();
+            },
+          });
+        };
+        const onAbort = () => {
+          waiters = waiters.filter((f) => f !== attempt);
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        attempt();
+      });
+    },
+    readiness() {
+      if (workers.some((w) => w.healthy && w.defs)) return { state: 'ready' };
+      if (!workers.some((w) => w.everUp)) return { state: 'starting', detail: `waiting for a worker to answer (${workers.map((w) => w.url).join(', ')})` };
+      return { state: 'unavailable', detail: 'no worker is reachable' };
+    },
+    async whenDefinitions(timeoutMs) {
+      const until = Date.now() + timeoutMs;
+      while (!closed && !workers.some((w) => w.defs) && Date.now() < until) {
+        await new Promise<void>((r) => {
+          const t = setTimeout(r, 50);
+          waiters.push(() => {
+            clearTimeout(t);
+            r();
+          });
+        });
+      }
+    },
+    close() {
+      closed = true;
+      for (const w of workers) {
+        (w as PoolWorker & { stop(): void }).stop();
+        w.socket?.close();
+      }
+      wake();
+    },
+  };
+}

@@ -1,0 +1,246 @@
+// Runs one job on one worker: stages inputs, submits with the job id as the
+// prompt id, follows the worker's messages for that prompt (as our events),
+// and ends on whichever comes first: the prompt's end on the socket, a
+// cross-check through /history and /queue (after a dropped socket, and
+// periodically, so no completion is missed), a cancel, the timeout, or the
+// worker being unreachable for too long. On success its files are committed.
+import { ExecutionError, type EngineJob, type ExecutionContext, type NodeDefinition } from '../types.ts';
+import { commitFiles, outputsOf, verdictOf } from './collect-outputs.ts';
+import { executionErrorOf, JOB_TIMEOUT } from './exception-types.ts';
+import { mapBinary, mapMessage } from './messages.ts';
+import type { JobListener, PoolWorker } from './pool.ts';
+import { stageInputs } from './stage-inputs.ts';
+import { WorkerHttpError, WorkerUnreachable } from './worker-client.ts';
+import { cancelOnWorker, WorkerLostError } from './worker-lost.ts';
+
+export interface RunJobOptions {
+  clientId: string;
+  /** Bound on a job's time on the worker; none when absent. */
+  jobTimeoutMs?: number;
+  /** How long a worker may be unreachable before its job counts as lost. */
+  workerLostAfterMs: number;
+  /** Cross-check period while the socket is up (it is 1/4 of workerLostAfterMs, at most 1 s, while down). */
+  crossCheckMs: number;
+  /** How long to wait for the worker's socket before submitting anyway (events would be missed, not the end). */
+  socketWaitMs: number;
+  /** How long after a cancel the slot stays taken while the worker confirms the prompt is gone. */
+  cancelSettleMs: number;
+  /** Called with a promise that settles when the worker let go of a canceled prompt. */
+  onCancelSent(settled: Promise<void>): void;
+}
+
+type End =
+  | { kind: 'history'; entry: Record<string, unknown> }
+  | { kind: 'error'; error: ExecutionError }
+  | { kind: 'interrupted'; data: Record<string, unknown> }
+  | { kind: 'lost'; why: string }
+  | { kind: 'aborted' }
+  | { kind: 'timeout' };
+
+/** The worker's part of the problem (down or 5xx) as opposed to the workflow's. */
+const isWorkerFault = (err: unknown) => err instanceof WorkerUnreachable || (err instanceof WorkerHttpError && err.status >= 500);
+
+export function forwardExtraData(extra: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!extra) return {};
+  const { api_key_platform_org: key, ...rest } = extra;
+  // The worker's partner nodes read the vendor's name for the key.
+  return typeof key === 'string' ? { ...rest, api_key_comfy_org: key } : rest;
+}
+
+export function validationMessage(body: Record<string, unknown>): string {
+  const error = (body.error ?? {}) as { message?: unknown; details?: unknown };
+  const parts = [typeof error.message === 'string' ? error.message : 'The worker refused the workflow'];
+  if (typeof error.details === 'string' && error.details) parts.push(error.details);
+  const nodes = (body.node_errors ?? {}) as Record<string, { errors?: Array<{ message?: string; details?: string }>; class_type?: string }>;
+  for (const [id, n] of Object.entries(nodes)) {
+    for (const e of n.errors ?? []) parts.push(`node ${id} (${n.class_type ?? '?'}): ${e.message ?? ''}${e.details ? `: ${e.details}` : ''}`);
+  }
+  return [...new Set(parts)].join('\n');
+}
+
+export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionContext, opts: RunJobOptions): Promise<void> {
+  const { client } = worker;
+  const id = job.id;
+  const lost = (why: string, requeueable = true) => new WorkerLostError(`The worker ${worker.url} was lost: ${why}`, requeueable, worker.url);
+  ctx.signal.throwIfAborted();
+
+  let workflow;
+  try {
+    workflow = await stageInputs(job.workflow, worker.defs ?? {}, ctx, client);
+  } catch (err) {
+    if (isWorkerFault(err)) throw lost(err instanceof Error ? err.message : String(err));
+    if (err instanceof WorkerHttpError) throw new ExecutionError(`Staging an input on the worker failed: ${err.message}`, 'WorkerError');
+    throw err;
+  }
+
+  let end!: (e: End) => void;
+  let ended = false;
+  const ending = new Promise<End>((resolve) => {
+    end = (e) => {
+      if (ended) return;
+      ended = true;
+      resolve(e);
+    };
+  });
+  let submitted = false;
+  let runningNode: string | null = null;
+  const executedSeen = new Set<string>();
+  let unreachableSince: number | null = null;
+  let checking = false;
+  let successTimer: ReturnType<typeof setTimeout> | undefined;
+  let tick: ReturnType<typeof setTimeout> | undefined;
+
+  async function crossCheck(): Promise<void> {
+    if (checking || ended || !submitted) return;
+    checking = true;
+    try {
+      const entry = await client.history(id);
+      if (entry) return end({ kind: 'history', entry });
+      const q = await client.queue();
+      unreachableSince = null;
+      if (q.running.includes(id) || q.pending.includes(id)) return;
+      // History is written before a prompt leaves the queue: look once more to rule out the race.
+      const again = await client.history(id);
+      if (again) return end({ kind: 'history', entry: again });
+      end({ kind: 'lost', why: 'it no longer knows the job (restarted?)' });
+    } catch (err) {
+      if (!isWorkerFault(err)) throw err;
+      unreachableSince ??= Date.now();
+      if (Date.now() - unreachableSince >= opts.workerLostAfterMs) end({ kind: 'lost', why: err instanceof Error ? err.message : String(err) });
+    } finally {
+      checking = false;
+    }
+  }
+
+  function scheduleTick(): void {
+    if (ended) return;
+    const up = worker.socket?.connected() ?? false;
+    const delay = up && unreachableSince === null ? opts.crossCheckMs : Math.max(20, Math.min(1000, opts.workerLostAfterMs / 4));
+    tick = setTimeout(() => {
+      crossCheck()
+        .catch(() => {})
+        .finally(scheduleTick);
+    }, delay);
+    tick.unref?.();
+  }
+
+  const listener: JobListener = {
+    onMessage(msg) {
+      if (ended || ctx.signal.aborted) return;
+      const mapped = mapMessage(msg, workflow);
+      if (msg.type === 'executing') runningNode = typeof msg.data.node === 'string' ? msg.data.node : null;
+      for (const event of mapped.events) {
+        if (event.type === 'executed') executedSeen.add(event.node_id);
+        ctx.emit(event);
+        // The listener may have canceled on this very event: nothing after it is ours to show.
+        if (ctx.signal.aborted) return;
+      }
+      switch (mapped.ending?.kind) {
+        case 'success':
+          // The history follows with `executing: null`; if that never comes, look anyway.
+          successTimer = setTimeout(() => void crossCheck().catch(() => {}), 250);
+          break;
+        case 'finished':
+          void crossCheck().catch(() => {});
+          break;
+        case 'error':
+          end({ kind: 'error', error: executionErrorOf(mapped.ending.data) });
+          break;
+        case 'interrupted':
+          end({ kind: 'interrupted', data: mapped.ending.data });
+          break;
+      }
+    },
+    onBinary(frame) {
+      if (ended || ctx.signal.aborted) return;
+      const event = mapBinary(frame, runningNode);
+      if (event) ctx.emit(event);
+    },
+    onSocketDown() {
+      clearTimeout(tick);
+      scheduleTick();
+    },
+    onSocketUp() {
+      void crossCheck().catch(() => {});
+    },
+  };
+
+  const onAbort = () => end({ kind: 'aborted' });
+  const unlisten = worker.listen(id, listener);
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  const timeout = opts.jobTimeoutMs ? setTimeout(() => end({ kind: 'timeout' }), opts.jobTimeoutMs) : undefined;
+  try {
+    // Submitting before the socket is up would miss the first messages (not the end: cross-checks catch that).
+    await worker.socket?.whenConnected(opts.socketWaitMs);
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    const payload = { prompt: workflow, client_id: opts.clientId, prompt_id: id, extra_data: forwardExtraData(job.extra_data) };
+    let res;
+    try {
+      res = await client.submit(payload);
+    } catch (err) {
+      if (isWorkerFault(err)) throw lost(err instanceof Error ? err.message : String(err));
+      throw err;
+    }
+    if (!res.ok) throw new ExecutionError(validationMessage(res.body), 'ValidationError');
+    submitted = true;
+    scheduleTick();
+
+    const result = await ending;
+    switch (result.kind) {
+      case 'aborted':
+      case 'timeout': {
+        const settled = cancelOnWorker(client, id).then(() => waitGone(worker, id, opts.cancelSettleMs));
+        opts.onCancelSent(settled.catch(() => {}));
+        if (result.kind === 'aborted') throw ctx.signal.reason;
+        throw new ExecutionError(`The job did not finish on the worker within ${opts.jobTimeoutMs} ms.`, JOB_TIMEOUT);
+      }
+      case 'error':
+        throw result.error;
+      case 'interrupted':
+        throw interruptedError(result.data, workflow);
+      case 'lost':
+        throw lost(result.why);
+      case 'history': {
+        const verdict = verdictOf(result.entry);
+        if (verdict.kind === 'error') throw verdict.error;
+        if (verdict.kind === 'interrupted') throw interruptedError(verdict.data, workflow);
+        // Messages missed while the socket was down: the history still says what each output node showed.
+        for (const [node_id, output] of Object.entries(outputsOf(result.entry))) {
+          if (!executedSeen.has(node_id) && output && typeof output === 'object') ctx.emit({ type: 'executed', node_id, output: output as Record<string, unknown> });
+        }
+        try {
+          await commitFiles(result.entry, client, ctx);
+        } catch (err) {
+          if (ctx.signal.aborted) throw ctx.signal.reason;
+          // Some files may be committed already: running it again elsewhere would not be clean.
+          if (isWorkerFault(err)) throw lost(err instanceof Error ? err.message : String(err), false);
+          if (err instanceof WorkerHttpError) throw new ExecutionError(`Fetching an output from the worker failed: ${err.message}`, 'WorkerError');
+          throw err;
+        }
+        return;
+      }
+    }
+  } finally {
+    ended = true;
+    unlisten();
+    ctx.signal.removeEventListener('abort', onAbort);
+    clearTimeout(timeout);
+    clearTimeout(tick);
+    clearTimeout(successTimer);
+  }
+}
+
+function interruptedError(data: Record<string, unknown>, workflow: Record<string, { class_type: string }>): ExecutionError {
+  const node = typeof data.node_id === 'string' ? data.node_id : null;
+  return new ExecutionError('The job was interrupted on the worker.', 'InterruptedError', node, node ? (workflow[node]?.class_type ?? null) : null);
+}
+
+/** Resolves once the prompt is neither running nor pending on the worker (or after maxMs). */
+async function waitGone(worker: PoolWorker, id: string, maxMs: number): Promise<void> {
+  const until = Date.now() + maxMs;
+  while (Date.now() < until) {
+    const q = await worker.client.queue().catch(() => null);
+    if (q && !q.running.includes(id) && !q.pending.includes(id)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,0 +1,119 @@
+// HTTP calls to one worker (an engine server speaking the reference's
+// protocol), through undici. Each returns parsed data or throws: a
+// WorkerUnreachable when the worker did not answer, a WorkerHttpError for an
+// unexpected status. Bodies of files stream; nothing is buffered whole.
+import { Readable } from 'node:stream';
+import { request, type Dispatcher } from 'undici';
+import type { NodeDefinition } from '../types.ts';
+import { multipartBody, type MultipartFile } from './multipart-body.ts';
+
+export class WorkerUnreachable extends Error {
+  override name = 'WorkerUnreachable';
+}
+
+export class WorkerHttpError extends Error {
+  override name = 'WorkerHttpError';
+  constructor(readonly status: number, readonly body: string, what: string) {
+    super(`${what}: the worker answered ${status}${body ? `: ${body.slice(0, 500)}` : ''}`);
+  }
+}
+
+export type SubmitResult = { ok: true; prompt_id: string; node_errors: Record<string, unknown> } | { ok: false; status: number; body: Record<string, unknown> };
+
+export interface WorkerClient {
+  readonly url: string;
+  systemStats(timeoutMs: number): Promise<Record<string, unknown>>;
+  objectInfo(): Promise<Record<string, NodeDefinition>>;
+  submit(payload: Record<string, unknown>): Promise<SubmitResult>;
+  /** The history entry of a prompt, or null when the worker has none. */
+  history(promptId: string): Promise<Record<string, unknown> | null>;
+  /** Ids of the running and pending prompts. */
+  queue(): Promise<{ running: string[]; pending: string[] }>;
+  /** The per-job cancel; false when this worker does not have the endpoint. */
+  cancelJob(promptId: string): Promise<boolean>;
+  interrupt(promptId: string): Promise<void>;
+  deleteQueued(promptId: string): Promise<void>;
+  upload(file: MultipartFile, fields: Record<string, string>): Promise<{ name: string; subfolder: string; type: string }>;
+  view(ref: { filename: string; subfolder: string; type: string }, signal?: AbortSignal): Promise<{ content_type: string | null; body: AsyncIterable<Uint8Array> }>;
+}
+
+type Options = Omit<Dispatcher.RequestOptions, 'origin' | 'path' | 'method'> & { method?: Dispatcher.HttpMethod };
+
+export function createWorkerClient(baseUrl: string, dispatcher?: Dispatcher): WorkerClient {
+  const url = baseUrl.replace(/\/+$/, '');
+
+  async function call(path: string, what: string, opts: Options = {}) {
+    try {
+      return await request(`${url}${path}`, { method: 'GET', ...opts, ...(dispatcher ? { dispatcher } : {}) });
+    } catch (err) {
+      if (opts.signal && (opts.signal as AbortSignal).aborted && !(err instanceof Error && err.name === 'TimeoutError')) throw err;
+      throw new WorkerUnreachable(`${what}: ${url} did not answer (${err instanceof Error ? err.message : String(err)})`);
+    }
+  }
+
+  async function json(path: string, what: string, opts: Options = {}): Promise<unknown> {
+    const res = await call(path, what, opts);
+    const text = await res.body.text();
+    if (res.statusCode >= 300) throw new WorkerHttpError(res.statusCode, text, what);
+    return text ? JSON.parse(text) : null;
+  }
+
+  const post = (body: unknown): Options => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const ids = (items: unknown): string[] => (Array.isArray(items) ? items.map((i) => (Array.isArray(i) ? String(i[1]) : '')).filter(Boolean) : []);
+
+  return {
+    url,
+    systemStats: async (timeoutMs) => (await json('/system_stats', 'system_stats', { signal: AbortSignal.timeout(timeoutMs) })) as Record<string, unknown>,
+    objectInfo: async () => (await json('/object_info', 'object_info')) as Record<string, NodeDefinition>,
+    async submit(payload) {
+      const res = await call('/prompt', 'submit', post(payload));
+      const text = await res.body.text();
+      let body: Record<string, unknown> = {};
+      try {
+        body = text ? JSON.parse(text) : {};
+      } catch {
+        body = { error: { type: 'invalid_response', message: text.slice(0, 500) } };
+      }
+      if (res.statusCode === 200) return { ok: true, prompt_id: String(body.prompt_id), node_errors: (body.node_errors ?? {}) as Record<string, unknown> };
+      if (res.statusCode >= 500) throw new WorkerHttpError(res.statusCode, text, 'submit');
+      return { ok: false, status: res.statusCode, body };
+    },
+    async history(promptId) {
+      const body = (await json(`/history/${encodeURIComponent(promptId)}`, 'history')) as Record<string, Record<string, unknown>> | null;
+      return body?.[promptId] ?? null;
+    },
+    async queue() {
+      const body = (await json('/queue', 'queue')) as { queue_running?: unknown; queue_pending?: unknown };
+      return { running: ids(body?.queue_running), pending: ids(body?.queue_pending) };
+    },
+    async cancelJob(promptId) {
+      const res = await call(`/api/jobs/${encodeURIComponent(promptId)}/cancel`, 'cancel', post({}));
+      const text = await res.body.text();
+      // Older workers have no such route; the caller falls back (harmless if it was only the job that was unknown).
+      if (res.statusCode === 404 || res.statusCode === 405) return false;
+      if (res.statusCode >= 300) throw new WorkerHttpError(res.statusCode, text, 'cancel');
+      return true;
+    },
+    async interrupt(promptId) {
+      await json('/interrupt', 'interrupt', post({ prompt_id: promptId }));
+    },
+    async deleteQueued(promptId) {
+      await json('/queue', 'queue delete', post({ delete: [promptId] }));
+    },
+    async upload(file, fields) {
+      const mp = multipartBody(fields, file);
+      const headers: Record<string, string> = { 'content-type': mp.content_type };
+      if (mp.length !== undefined) headers['content-length'] = String(mp.length);
+      const body = (await json('/upload/image', 'upload', { method: 'POST', headers, body: Readable.from(mp.body, { objectMode: false }) })) as Record<string, unknown>;
+      if (typeof body?.name !== 'string') throw new WorkerHttpError(200, JSON.stringify(body), 'upload');
+      return { name: body.name, subfolder: typeof body.subfolder === 'string' ? body.subfolder : '', type: typeof body.type === 'string' ? body.type : 'input' };
+    },
+    async view(ref, signal) {
+      const q = new URLSearchParams({ filename: ref.filename, subfolder: ref.subfolder, type: ref.type });
+      const res = await call(`/view?${q}`, 'view', signal ? { signal } : {});
+      if (res.statusCode !== 200) throw new WorkerHttpError(res.statusCode, await res.body.text(), `view ${ref.filename}`);
+      const ct = res.headers['content-type'];
+      return { content_type: typeof ct === 'string' ? ct : null, body: res.body as AsyncIterable<Uint8Array> };
+    },
+  };
+}
