@@ -1,6 +1,7 @@
 // The one place where v2 error codes meet HTTP statuses and the envelope
 // `{error: {code, message, details?}}`. Handlers throw ApiError; anything else
 // that escapes becomes a 500 `upstream_error` whose detail goes to the log only.
+import { EngineNotReadyError } from '../engine/types.ts';
 import type { Logger } from './types.ts';
 
 /** Every code the v2 surface can answer with, and its status. */
@@ -70,9 +71,17 @@ export function errorResponse(err: ApiError): Response {
   });
 }
 
+/** Errors that are not handlers' own but have a meaning for clients; null for the rest. */
+export function knownError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err;
+  if (err instanceof EngineNotReadyError) return new ApiError('deployment_not_ready', err.message, undefined, { 'Retry-After': '5' });
+  return null;
+}
+
 /** Turns whatever a handler threw into a response; unknown errors are logged, not shown. */
 export function toErrorResponse(err: unknown, logger: Logger, context: Record<string, unknown>): Response {
-  if (err instanceof ApiError) return errorResponse(err);
+  const known = knownError(err);
+  if (known) return errorResponse(known);
   logger.error('unhandled error', {
     ...context,
     error: err instanceof Error ? (err.stack ?? err.message) : String(err),

@@ -123,6 +123,14 @@ export class ExecutionError extends Error {
   }
 }
 
+/**
+ * The engine cannot answer yet (no worker has come up, so its node classes
+ * are unknown). Callers see 429 `deployment_not_ready` with a Retry-After.
+ */
+export class EngineNotReadyError extends Error {
+  override name = 'EngineNotReadyError';
+}
+
 export type EngineReadiness = { state: 'ready' } | { state: 'starting' | 'unavailable'; detail: string };
 
 export interface Engine {

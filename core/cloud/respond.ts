@@ -3,7 +3,7 @@
 // 400 as that surface documents, and every route served both under `/api`
 // and bare, as the reference engine serves them.
 import type { ServiceContext } from '../context.ts';
-import { ApiError, type ErrorCode } from '../errors.ts';
+import { ApiError, knownError, type ErrorCode } from '../errors.ts';
 
 export type CloudHandler = (request: Request, ctx: ServiceContext, params: Record<string, string>) => Promise<Response>;
 export type CloudRoute = [method: string, path: string, handler: CloudHandler];
@@ -31,7 +31,8 @@ export function cloudHandler(handler: CloudHandler): CloudHandler {
     try {
       return await handler(request, ctx, params);
     } catch (err) {
-      if (err instanceof ApiError) return cloudError(err);
+      const known = knownError(err);
+      if (known) return cloudError(known);
       ctx.logger.error('unhandled error', {
         method: request.method,
         url: request.url,

@@ -5,7 +5,7 @@
 // that worker is lost before anything was committed, runs again on another
 // (onWorkerLost 'requeue', the default) or fails with WorkerLostError.
 import type { Dispatcher } from 'undici';
-import type { Engine, EngineJob, ExecutionContext, NodeDefinition, Workflow } from '../types.ts';
+import { EngineNotReadyError, type Engine, type EngineJob, type ExecutionContext, type NodeDefinition, type Workflow } from '../types.ts';
 import { createPool } from './pool.ts';
 import { runJob } from './run-job.ts';
 import { validateAgainst } from './validate.ts';
@@ -32,6 +32,8 @@ export interface ComfyEngineOptions {
   definitionsRefreshMs?: number;
   /** While a job runs, how often its state is cross-checked through /history and /queue (default 5 s). */
   crossCheckMs?: number;
+  /** How long a request that needs node definitions waits for a first worker before 429 deployment_not_ready (default 5 s). */
+  definitionsWaitMs?: number;
   /** HTTP dispatcher (undici Agent) for worker calls; the global one by default. */
   dispatcher?: Dispatcher;
   log?: (message: string, detail?: Record<string, unknown>) => void;
@@ -58,10 +60,10 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
 
   /** The union of the workers' classes; a job goes to a worker that has all of its own. */
   async function nodeDefinitions(): Promise<Record<string, NodeDefinition>> {
-    await pool.whenDefinitions(10_000);
+    await pool.whenDefinitions(opts.definitionsWaitMs ?? 5000);
     const defs: Record<string, NodeDefinition> = {};
     for (const w of pool.workers) if (w.defs) for (const [k, v] of Object.entries(w.defs)) defs[k] ??= v;
-    if (Object.keys(defs).length === 0) throw new Error('no worker has answered yet: node definitions are unknown');
+    if (Object.keys(defs).length === 0) throw new EngineNotReadyError('No worker has answered yet, so the node classes are unknown. Try again shortly.');
     return defs;
   }
 
