@@ -72,7 +72,9 @@ export type EngineEvent =
   | { type: 'progress'; node_id: string; value: number; max: number }
   | { type: 'executed'; node_id: string; output: Record<string, unknown> }
   | { type: 'preview'; node_id: string; format: 'png' | 'jpeg'; bytes: Uint8Array }
-  | { type: 'text'; node_id: string; text: string };
+  | { type: 'text'; node_id: string; text: string }
+  /** A user-facing message about the run (the reference's `notification`), e.g. that it moved to another worker. */
+  | { type: 'notification'; value: string };
 
 export interface ExecutionContext {
   /** Aborted when the job is canceled; engines stop between nodes and between steps. */

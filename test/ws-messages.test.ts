@@ -56,6 +56,12 @@ describe('ws messages', () => {
     expect(json('progress_state').at(-1)!.nodes.y).toMatchObject({ state: 'finished', value: 1, max: 1 });
   });
 
+  it('an engine notification becomes the reference\'s `notification` message with its value', () => {
+    const { named, json } = feed([engine({ type: 'execution_start' }), engine({ type: 'notification', value: 'moved to another worker' })]);
+    expect(named).toEqual(['execution_start', 'notification']);
+    expect(json('notification')).toEqual([{ value: 'moved to another worker', id: null, prompt_id: JOB }]);
+  });
+
   it('a job canceled while queued is no interruption: only the queue changes', () => {
     expect(feed([life('queued'), life('canceled')]).named).toEqual(['queue', 'queue']);
   });

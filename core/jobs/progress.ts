@@ -105,7 +105,7 @@ export function createProgressTracker(nodesTotal: number): ProgressTracker {
         markDone(event.node_id);
         return snapshot();
       default:
-        // execution_start, preview and text carry nothing progress shows.
+        // execution_start, preview, text and notification carry nothing progress shows.
         return null;
     }
   }

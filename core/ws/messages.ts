@@ -107,6 +107,9 @@ export function createMessageTranslator(now: () => number): MessageTranslator {
       case 'text':
         out.push({ kind: 'binary', frame: textFrame(e.node_id, e.text) });
         break;
+      case 'notification':
+        out.push(json('notification', { value: e.value, id: null, prompt_id }));
+        break;
     }
     return out;
   }

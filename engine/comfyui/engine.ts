@@ -92,6 +92,7 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
         const again = (opts.onWorkerLost ?? 'requeue') === 'requeue' && err.requeueable && attempt < (opts.maxRequeues ?? 2) && !ctx.signal.aborted;
         if (!again) throw err;
         (opts.log ?? (() => {}))('job moved to another worker', { job_id: job.id, worker: worker.url, error: err.message });
+        ctx.emit({ type: 'notification', value: `The worker running this job was lost (${err.message}); it runs again on another worker.` });
         avoid = worker;
       } finally {
         // A canceled prompt keeps its worker's slot until the worker has let it go.

@@ -42,6 +42,9 @@ export function mapMessage(msg: { type: string; data: Record<string, unknown> },
       const output = d.output && typeof d.output === 'object' ? (d.output as Record<string, unknown>) : {};
       return node === null ? { events: [] } : { events: [{ type: 'executed', node_id: node, output }] };
     }
+    case 'notification':
+      // Worker-wide messages (no prompt id): the pool hands them to the prompt it is running.
+      return typeof d.value === 'string' && d.value ? { events: [{ type: 'notification', value: d.value }] } : { events: [] };
     case 'execution_success':
       return { events: [], ending: { kind: 'success' } };
     case 'execution_error':
@@ -49,7 +52,7 @@ export function mapMessage(msg: { type: string; data: Record<string, unknown> },
     case 'execution_interrupted':
       return { events: [], ending: { kind: 'interrupted', data: d } };
     default:
-      // progress_state, status, notification, feature_flags and unknown types add nothing per job.
+      // progress_state, status, feature_flags and unknown types add nothing per job.
       return { events: [] };
   }
 }

@@ -92,7 +92,10 @@ export function createPool(opts: PoolOptions): Pool {
     function onMessage(msg: { type: string; data: Record<string, unknown> }): void {
       const pid = typeof msg.data.prompt_id === 'string' ? msg.data.prompt_id : null;
       if (msg.type === 'execution_start' || (msg.type === 'executing' && msg.data.node != null)) current = pid ?? current;
-      if (pid === null) return;
+      if (pid === null) {
+        if (msg.type === 'notification' && current !== null) listeners.get(current)?.onMessage(msg);
+        return;
+      }
       listeners.get(pid)?.onMessage(msg);
       const ended = ['execution_success', 'execution_error', 'execution_interrupted'].includes(msg.type) || (msg.type === 'executing' && msg.data.node == null);
       if (ended && current === pid) current = null;
