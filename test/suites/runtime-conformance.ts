@@ -1,0 +1,351 @@
+// The HTTP + WebSocket conformance suite every adapter runs on its runtime:
+// it talks to a running server over real sockets only (fetch, node:http, ws),
+// so the same cases hold for Node, Express, Bun and Deno servers alike.
+//
+// What `start` must give:
+// - `start()` — a server with NO auth (no token, no accounts): every case of
+//   the main block sends no key and expects to be let in.
+// - `start({ token })` — a second server that requires exactly that token
+//   (the service's `token` option); only the "auth on" block uses it.
+// - The engine is the local one with the built-in nodes (EmptyImage,
+//   SaveImage), the default upload limit (110 MB) or more, and any storage.
+// - `base` is the URL the service answers at, mount prefix included and no
+//   trailing slash (e.g. http://127.0.0.1:1234/graph); WebSockets are at `${base}/ws`.
+import { request as httpRequest } from 'node:http';
+import { createBLAKE3 } from 'hash-wasm';
+import { WebSocket } from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { blake3Of, expectEnvelope, randomBytes, trickyPayload, UUID } from '../helpers/assets.ts';
+import { uploadForm } from '../helpers/harness.ts';
+import { expectJobShape, PNG_SIGNATURE, saveImageWorkflow, sleep, TERMINAL } from '../helpers/jobs.ts';
+import { eventsOf, SseReader } from '../helpers/sse-client.ts';
+import { connectWs, refusedUpgrade, type WsClient } from '../helpers/ws-client.ts';
+
+export interface RuntimeServer {
+  /** Where the service answers, mount prefix included, no trailing slash. */
+  base: string;
+  close(): Promise<void>;
+}
+
+export type StartRuntimeServer = (opts?: { token?: string }) => Promise<RuntimeServer>;
+
+const MiB = 1024 * 1024;
+/** Mount prefix of the server, '' at the root: job links are host-relative and start with it. */
+const prefixOf = (base: string) => new URL(base).pathname.replace(/\/+$/, '');
+const wsBase = (base: string) => base.replace(/^http/, 'ws');
+
+async function json(res: Response): Promise<any> {
+  const text = await res.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`not JSON (status ${res.status}): ${text.slice(0, 200)}`);
+  }
+}
+
+async function hashStream(body: ReadableStream<Uint8Array>): Promise<{ hash: string; size: number }> {
+  const hasher = await createBLAKE3();
+  hasher.init();
+  let size = 0;
+  const reader = body.getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    hasher.update(r.value);
+    size += r.value.byteLength;
+  }
+  return { hash: `blake3:${hasher.digest('hex')}`, size };
+}
+
+async function pollJob(base: string, id: string, headers: Record<string, string> = {}, timeoutMs = 20_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await fetch(`${base}/api/v2/jobs/${id}`, { headers });
+    expect(res.status).toBe(200);
+    const job = await json(res);
+    if (TERMINAL.includes(job.status)) return job;
+    if (Date.now() > deadline) throw new Error(`job ${id} still ${job.status} after ${timeoutMs} ms`);
+    await sleep(20);
+  }
+}
+
+/**
+ * A POST that sends the head and part of a declared body, then drops the
+ * connection: resolves once the socket is gone.
+ */
+function abortedUpload(url: string, declared: number, sent: number): Promise<void> {
+  return new Promise((resolve) => {
+    const boundary = 'runtime-conformance-abort';
+    const req = httpRequest(url, {
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(declared) },
+    });
+    req.on('error', () => {});
+    req.on('close', () => resolve());
+    req.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+    req.write(new Uint8Array(sent).fill(0x5a), () => setTimeout(() => req.destroy(), 50));
+  });
+}
+
+/** A multipart body of `chunks` MiB of file bytes, produced as the request reads it; its blake3 once read. */
+function streamingUpload(chunks: number): { body: ReadableStream<Uint8Array>; contentType: string; digest: Promise<string> } {
+  const boundary = `runtime-conformance-${crypto.randomUUID()}`;
+  const enc = new TextEncoder();
+  let done!: (hash: string) => void;
+  const digest = new Promise<string>((resolve) => (done = resolve));
+  let i = -1;
+  let hasher: Awaited<ReturnType<typeof createBLAKE3>>;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (i === -1) {
+        hasher = await createBLAKE3();
+        hasher.init();
+        controller.enqueue(enc.encode(
+          `--${boundary}\r\nContent-Disposition: form-data; name="content_type"\r\n\r\napplication/octet-stream\r\n` +
+            `--${boundary}\r\nContent-Disposition: form-data; name="file_path"\r\n\r\nbig.bin\r\n` +
+            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+        ));
+      } else if (i < chunks) {
+        const chunk = randomBytes(MiB);
+        hasher.update(chunk);
+        controller.enqueue(chunk);
+      } else {
+        controller.enqueue(enc.encode(`\r\n--${boundary}--\r\n`));
+        done(`blake3:${hasher.digest('hex')}`);
+        controller.close();
+      }
+      i++;
+    },
+  });
+  return { body, contentType: `multipart/form-data; boundary=${boundary}`, digest };
+}
+
+export function runtimeConformance(label: string, start: StartRuntimeServer): void {
+  describe(`runtime conformance: ${label}`, () => {
+    let server: RuntimeServer;
+    let base: string;
+    beforeAll(async () => {
+      server = await start();
+      base = server.base;
+    });
+    afterAll(() => server?.close());
+
+    describe('v2 assets', () => {
+      const bytes = trickyPayload();
+      let asset: any;
+
+      it('uploads binary bytes as multipart: 201, hash of the bytes, a link under base', async () => {
+        const res = await fetch(`${base}/api/v2/assets`, { method: 'POST', body: uploadForm(bytes, { file_path: 'inputs/tricky.bin' }) });
+        asset = await json(res);
+        expect({ status: res.status, body: asset }).toMatchObject({ status: 201 });
+        expect(asset.id).toMatch(UUID);
+        expect(asset.hash).toBe(await blake3Of(bytes));
+        expect(asset.size_bytes).toBe(bytes.length);
+        expect(asset.file_path).toBe('inputs/tricky.bin');
+        expect(asset.created_new).toBe(true);
+        expect(asset.url.startsWith(`${base}/api/v2/assets/${asset.id}/content`)).toBe(true);
+        // The same bytes again: deduplicated.
+        const again = await fetch(`${base}/api/v2/assets`, { method: 'POST', body: uploadForm(bytes) });
+        expect(again.status).toBe(200);
+        expect((await json(again)).created_new).toBe(false);
+      });
+
+      it('downloads the same bytes, with Content-Length and Content-Type', async () => {
+        const res = await fetch(asset.url);
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-length')).toBe(String(bytes.length));
+        expect(res.headers.get('content-type')).toBe('application/octet-stream');
+        expect(new Uint8Array(await res.arrayBuffer())).toEqual(bytes);
+      });
+
+      it('answers a Range with 206 and exactly those bytes', async () => {
+        const res = await fetch(asset.url, { headers: { range: 'bytes=3-20' } });
+        expect(res.status).toBe(206);
+        expect(res.headers.get('content-range')).toBe(`bytes 3-20/${bytes.length}`);
+        expect(res.headers.get('content-length')).toBe('18');
+        expect(new Uint8Array(await res.arrayBuffer())).toEqual(bytes.subarray(3, 21));
+      });
+
+      it('answers HEAD with the headers of a GET and no body', async () => {
+        const res = await fetch(asset.url, { method: 'HEAD' });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-length')).toBe(String(bytes.length));
+        expect(res.headers.get('accept-ranges')).toBe('bytes');
+        expect((await res.arrayBuffer()).byteLength).toBe(0);
+      });
+
+      it('reads the asset back by id, its link again under base', async () => {
+        const res = await fetch(`${base}/api/v2/assets/${asset.id}`);
+        const body = await json(res);
+        expect(res.status).toBe(200);
+        expect(body).toMatchObject({ id: asset.id, hash: asset.hash, size_bytes: bytes.length });
+        expect(body.url.startsWith(`${base}/`)).toBe(true);
+      });
+    });
+
+    describe('v2 jobs', () => {
+      it('runs EmptyImage -> SaveImage: 201, polled to succeeded, its events streamed to the end, its PNG downloadable', async () => {
+        const res = await fetch(`${base}/api/v2/jobs`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ workflow: saveImageWorkflow(0x2a7f3c, 8, 4, 'runtime') }),
+        });
+        const created = await json(res);
+        expect({ status: res.status, body: created }).toMatchObject({ status: 201 });
+        expectJobShape(created, prefixOf(base));
+        expect(new URL(created.urls.self, base).href).toBe(`${base}/api/v2/jobs/${created.id}`);
+
+        const events = await fetch(`${base}/api/v2/jobs/${created.id}/events`, { headers: { accept: 'text/event-stream' } });
+        expect(events.status).toBe(200);
+        expect(events.headers.get('content-type')).toMatch(/^text\/event-stream/);
+        const items = eventsOf(await new SseReader(events.body!).readToEnd(20_000));
+        const statuses = items.filter((e) => e.event === 'status').map((e) => e.json.status);
+        expect(statuses.at(-1)).toBe('succeeded');
+        expect(items.at(-1)!.event).toBe('status');
+        const outputEvents = items.filter((e) => e.event === 'output');
+        expect(outputEvents).toHaveLength(1);
+        expect(outputEvents[0].json.url.startsWith(`${base}/`)).toBe(true);
+
+        const job = await pollJob(base, created.id);
+        expect(job.status).toBe('succeeded');
+        expectJobShape(job, prefixOf(base));
+        expect(job.outputs).toHaveLength(1);
+        const [output] = job.outputs;
+        expect(output.content_type).toBe('image/png');
+        expect(output.url.startsWith(`${base}/`)).toBe(true);
+        const png = await fetch(output.url);
+        expect(png.status).toBe(200);
+        expect(png.headers.get('content-type')).toBe('image/png');
+        const pngBytes = new Uint8Array(await png.arrayBuffer());
+        expect([...pngBytes.subarray(0, 8)]).toEqual(PNG_SIGNATURE);
+        expect(pngBytes.length).toBe(output.size_bytes);
+        expect(await blake3Of(pngBytes)).toBe(output.hash);
+      });
+    });
+
+    describe('errors', () => {
+      it('answers an unknown job and an unknown route with 404 in the envelope', async () => {
+        await expectEnvelope(await fetch(`${base}/api/v2/jobs/${crypto.randomUUID()}`), 404, 'not_found');
+        await expectEnvelope(await fetch(`${base}/api/v2/no-such-route`), 404, 'not_found');
+      });
+
+      it('answers a workflow with an unknown node class with 422 invalid_workflow', async () => {
+        const res = await fetch(`${base}/api/v2/jobs`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ workflow: { a: { class_type: 'NoSuchNode', inputs: {} } } }),
+        });
+        const body = await expectEnvelope(res, 422, 'invalid_workflow');
+        expect(body.error.details).toBeTruthy();
+      });
+
+      it('stays healthy after a client drops an upload half way', async () => {
+        await abortedUpload(`${base}/api/v2/assets`, 8 * MiB, 2 * MiB);
+        await abortedUpload(`${base}/api/v2/assets`, 8 * MiB, 100);
+        // The next requests on fresh connections are served as usual.
+        await expectEnvelope(await fetch(`${base}/api/v2/jobs/${crypto.randomUUID()}`), 404, 'not_found');
+        const bytes = randomBytes(4096);
+        const res = await fetch(`${base}/api/v2/assets`, { method: 'POST', body: uploadForm(bytes) });
+        const asset = await json(res);
+        expect(res.status).toBe(201);
+        expect(asset.hash).toBe(await blake3Of(bytes));
+      });
+    });
+
+    describe('large upload', () => {
+      it('streams a 20 MiB multipart body in and the same bytes out', async () => {
+        const chunks = 20;
+        const upload = streamingUpload(chunks);
+        const res = await fetch(`${base}/api/v2/assets`, {
+          method: 'POST',
+          headers: { 'content-type': upload.contentType },
+          body: upload.body,
+          duplex: 'half',
+        } as RequestInit);
+        const asset = await json(res);
+        expect({ status: res.status, body: asset }).toMatchObject({ status: 201 });
+        expect(asset.size_bytes).toBe(chunks * MiB);
+        expect(asset.hash).toBe(await upload.digest);
+        const download = await fetch(asset.url);
+        expect(download.status).toBe(200);
+        expect(await hashStream(download.body!)).toEqual({ hash: asset.hash, size: chunks * MiB });
+      });
+    });
+
+    describe('cloud surface and /ws', () => {
+      let c: WsClient;
+      afterAll(() => c?.close());
+
+      it('greets a /ws client with status, then relays the execution of its prompt', async () => {
+        // connectWs resolves its path against the URL given: '' keeps any mount prefix.
+        c = await connectWs(`${base}/ws`, { clientId: 'runtime-conformance' }, '');
+        const status = await c.waitFor('status', (f) => f.kind === 'text' && f.type === 'status');
+        expect(c.frames[0]).toBe(status);
+        expect(status.kind === 'text' && status.data).toEqual({ status: { exec_info: { queue_remaining: expect.any(Number) } }, sid: 'runtime-conformance' });
+
+        const res = await fetch(`${base}/api/prompt`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ prompt: saveImageWorkflow(0x103050, 4, 4, 'cloud'), client_id: 'runtime-conformance' }),
+        });
+        const body = await json(res);
+        expect({ status: res.status, body }).toMatchObject({ status: 200, body: { prompt_id: expect.stringMatching(UUID), node_errors: {} } });
+        const id: string = body.prompt_id;
+        await c.waitFor('execution_success', (f) => f.kind === 'text' && f.type === 'execution_success' && f.data.prompt_id === id, 20_000);
+        await c.waitFor('final executing', (f) => f.kind === 'text' && f.type === 'executing' && f.data.prompt_id === id && f.data.node === null);
+        const types = c.jobMessages(id).map((m) => m.type);
+        expect(types[0]).toBe('execution_start');
+        expect(types).toContain('executed');
+        expect(types.indexOf('execution_success')).toBeGreaterThan(types.indexOf('executed'));
+
+        // The file `executed` names is served by /view, through a redirect under base.
+        const executed = c.jobMessages(id).find((m) => m.type === 'executed')!;
+        const [image] = executed.data.output.images;
+        const view = await fetch(`${base}/api/view?filename=${encodeURIComponent(image.filename)}&type=output`, { redirect: 'manual' });
+        expect(view.status).toBe(302);
+        const location = new URL(view.headers.get('location')!, base).href;
+        expect(location.startsWith(`${base}/`)).toBe(true);
+        const png = new Uint8Array(await (await fetch(location)).arrayBuffer());
+        expect([...png.subarray(0, 8)]).toEqual(PNG_SIGNATURE);
+      });
+
+      it('refuses an upgrade on a path that is not /ws with 404 in the cloud shape', async () => {
+        const refused = await refusedUpgrade(`${wsBase(base)}/api/v2/ws`);
+        expect(refused.status).toBe(404);
+        expect(refused.body).toMatchObject({ code: 'not_found', message: expect.any(String) });
+      });
+    });
+
+    describe('auth on (a second server started with a token)', () => {
+      const token = `runtime-token-${crypto.randomUUID()}`;
+      let guarded: RuntimeServer;
+      beforeAll(async () => {
+        guarded = await start({ token });
+      });
+      afterAll(() => guarded?.close());
+
+      it('refuses v2 requests without the token (401) and serves them with it', async () => {
+        const none = await fetch(`${guarded.base}/api/v2/jobs/${crypto.randomUUID()}`);
+        await expectEnvelope(none, 401, 'unauthorized');
+        const wrong = await fetch(`${guarded.base}/api/v2/jobs/${crypto.randomUUID()}`, { headers: { authorization: 'Bearer nope' } });
+        await expectEnvelope(wrong, 401, 'unauthorized');
+        const ok = await fetch(`${guarded.base}/api/v2/jobs/${crypto.randomUUID()}`, { headers: { authorization: `Bearer ${token}` } });
+        await expectEnvelope(ok, 404, 'not_found');
+      });
+
+      it('refuses /ws with a bad token or none (401, cloud shape) and accepts the right one', async () => {
+        for (const query of ['?token=not-the-token', '']) {
+          const refused = await refusedUpgrade(`${wsBase(guarded.base)}/ws${query}`);
+          expect(refused.status).toBe(401);
+          expect(refused.body).toMatchObject({ code: 'unauthorized', message: expect.any(String) });
+        }
+        const ws = new WebSocket(`${wsBase(guarded.base)}/ws?token=${encodeURIComponent(token)}`);
+        const first = await new Promise<any>((resolve, reject) => {
+          ws.once('message', (data) => resolve(JSON.parse(String(data))));
+          ws.once('error', reject);
+        });
+        expect(first.type).toBe('status');
+        ws.close();
+      });
+    });
+  });
+}
