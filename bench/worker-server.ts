@@ -1,0 +1,53 @@
+// Child process of bench/worker.ts: graphrun as `graphrun serve --worker ...`
+// sets it up (SQLite + fs blobs in the directory argv[2], the worker engine on
+// the worker URLs argv[3..], as many jobs at once as there are workers) behind
+// the Node server. It reports its URL once the engine has seen a worker.
+import { join } from 'node:path';
+import { createService, consoleLogger } from '../core/index.ts';
+import { serve } from '../adapters/node/server.ts';
+import { createComfyEngine } from '../engine/comfyui/engine.ts';
+import { createFsBlobStore } from '../storage/fs/blob-store.ts';
+import { createSqliteStorage } from '../storage/sql/sqlite.ts';
+
+export type ServerMessage = { type: 'ready'; url: string } | { type: 'cpu'; micros: number } | { type: 'error'; message: string };
+export type ServerRequest = { type: 'cpu' } | { type: 'stop' };
+
+const [dir, ...workers] = process.argv.slice(2);
+if (dir === undefined || workers.length === 0 || !process.send) throw new Error('run by bench/worker.ts: fork with IPC; argv: a data directory, worker URLs');
+const send = (message: ServerMessage) => process.send!(message);
+
+const storage = await createSqliteStorage({ filename: join(dir, 'graphrun.db'), blobs: await createFsBlobStore({ dir: join(dir, 'blobs') }) });
+const engine = createComfyEngine({ workers });
+// The console logger only writes warnings and errors: a quiet run is a clean one.
+// The local account's tier ('default') runs one job at a time by default: here one per worker, so
+// both workers are busy, as they are on the direct path.
+const service = await createService({
+  storage,
+  engine,
+  logger: consoleLogger,
+  maxConcurrentJobs: workers.length,
+  tierLimits: { default: workers.length },
+});
+const running = await serve(service, { port: 0, logger: consoleLogger });
+
+try {
+  const until = Date.now() + 10_000;
+  while (engine.readiness().state !== 'ready') {
+    if (Date.now() > until) throw new Error(`the engine is not ready after 10 s: ${JSON.stringify(engine.readiness())}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  send({ type: 'ready', url: running.url });
+} catch (err) {
+  send({ type: 'error', message: err instanceof Error ? err.message : String(err) });
+}
+
+process.on('message', async (message: ServerRequest) => {
+  if (message.type === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    send({ type: 'cpu', micros: user + system });
+  } else if (message.type === 'stop') {
+    await running.close();
+    await service.close();
+    process.exit(0);
+  }
+});
