@@ -1,0 +1,42 @@
+// The MetadataStore conformance suite on the other runtimes' own SQLite:
+// bun:sqlite under `bun test`, node:sqlite under vitest on Deno. Each runs
+// as a child process; its exit status and its counts decide.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DENO, DENO_ENV, DENO_OFFLINE } from './runtime/deno-env.ts';
+import { ROOT } from './runtime/spawn-server.ts';
+
+/** The parent's environment without vitest's own variables, which would confuse a nested run. */
+const cleanEnv = (extra: Record<string, string> = {}) => ({
+  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_OPTIONS')),
+  NO_COLOR: '1',
+  ...extra,
+});
+
+function run(command: string, args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(command, args, { cwd: ROOT, env: cleanEnv(env), encoding: 'utf8', timeout: 120_000 });
+  return { status: r.status, output: `${r.stdout}\n${r.stderr}` };
+}
+
+describe('MetadataStore conformance on runtime SQLite drivers', () => {
+  it('bun:sqlite passes every case under bun test', () => {
+    const { status, output } = run(join(ROOT, 'node_modules/.bin/bun'), ['test', './test/runtime/bun-sqlite-store.ts']);
+    expect({ status, tail: output.slice(-2000) }).toMatchObject({ status: 0 });
+    const pass = Number(/(\d+) pass/.exec(output)?.[1]);
+    expect(pass).toBeGreaterThanOrEqual(40);
+    expect(/(\d+) fail/.exec(output)?.[1]).toBe('0');
+    expect(output).not.toMatch(/\d+ skip/);
+  });
+
+  it('node:sqlite passes every case under vitest on Deno', () => {
+    const args = ['run', '-A', ...DENO_OFFLINE, 'node_modules/vitest/vitest.mjs', 'run', '--config', 'test/runtime/vitest.deno.config.ts'];
+    const { status, output } = run(DENO, args, DENO_ENV);
+    expect({ status, tail: output.slice(-2000) }).toMatchObject({ status: 0 });
+    const passed = /Tests\s+(\d+) passed \((\d+)\)/.exec(output);
+    expect(passed, output.slice(-2000)).not.toBeNull();
+    // Every case ran and passed: nothing failed, nothing skipped.
+    expect(passed![1]).toBe(passed![2]);
+    expect(Number(passed![1])).toBeGreaterThanOrEqual(40);
+  });
+});
