@@ -9,14 +9,15 @@ import { ROOT } from './runtime/spawn-server.ts';
 
 /** The parent's environment without vitest's own variables, which would confuse a nested run. */
 const cleanEnv = (extra: Record<string, string> = {}) => ({
-  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_OPTIONS')),
+  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !['NODE_OPTIONS', 'FORCE_COLOR'].includes(k))),
   NO_COLOR: '1',
   ...extra,
 });
 
 function run(command: string, args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(command, args, { cwd: ROOT, env: cleanEnv(env), encoding: 'utf8', timeout: 120_000 });
-  return { status: r.status, output: `${r.stdout}\n${r.stderr}` };
+  // Colour codes stripped, whatever the runner decided about the terminal.
+  return { status: r.status, output: `${r.stdout}\n${r.stderr}`.replace(/\x1b\[[0-9;]*m/g, '') };
 }
 
 describe('MetadataStore conformance on runtime SQLite drivers', () => {

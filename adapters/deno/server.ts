@@ -1,6 +1,7 @@
 // Mounting a Service in Deno: Deno.serve already speaks Request/Response, so
 // requests go to `service.fetch` as they are; WebSocket upgrades ask the
 // service first, then Deno.upgradeWebSocket's socket events drive its hooks.
+// Deno has no per-server cap on client message size; the core ignores large ones.
 import { envelope } from '../../core/errors.ts';
 import { consoleLogger } from '../../core/log.ts';
 import type { Logger, Service, WsPeer } from '../../core/types.ts';
@@ -72,9 +73,15 @@ export function denoHandler(service: Service, opts: DenoHandlerOptions = {}): De
     if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket') return service.fetch(request);
     const verdict = await service.websocket.upgrade(request);
     if (verdict instanceof Response) return verdict;
-    const { socket, response } = denoGlobal().upgradeWebSocket(request);
-    bridge(socket, new DenoWsPeer(request, verdict.context, socket));
-    return response;
+    let upgraded: ReturnType<ReturnType<typeof denoGlobal>['upgradeWebSocket']>;
+    try {
+      upgraded = denoGlobal().upgradeWebSocket(request);
+    } catch {
+      // Deno throws on a handshake it cannot complete (no Sec-WebSocket-Key, say): the client's fault.
+      return Response.json(envelope('malformed_request', 'The WebSocket handshake could not be completed.'), { status: 400 });
+    }
+    bridge(upgraded.socket, new DenoWsPeer(request, verdict.context, upgraded.socket));
+    return upgraded.response;
   };
   return Object.assign(handler, { sockets });
 }

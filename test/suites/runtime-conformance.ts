@@ -86,6 +86,42 @@ function abortedUpload(url: string, declared: number, sent: number): Promise<voi
   });
 }
 
+/** A POST declaring `declared` bytes that sends only its first part and waits for the answer. */
+function oversizedUpload(url: string, declared: number): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, {
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'multipart/form-data; boundary=runtime-conformance-big', 'content-length': String(declared) },
+    });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (s: string) => (body += s)).on('end', () => {
+        resolve({ status: res.statusCode ?? 0, body });
+        req.destroy();
+      });
+    });
+    req.write(new Uint8Array(64 * 1024));
+  });
+}
+
+/** An upgrade request without the handshake's key and version: the status the server answers with. */
+function brokenHandshake(url: string): Promise<{ status: number }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { agent: false, headers: { connection: 'Upgrade', upgrade: 'websocket' } });
+    req.on('error', reject);
+    req.on('upgrade', (_res, socket) => {
+      socket.destroy();
+      reject(new Error('the server switched protocols without a key'));
+    });
+    req.on('response', (res) => {
+      res.resume().on('end', () => resolve({ status: res.statusCode ?? 0 }));
+    });
+    req.end();
+  });
+}
+
 /** A multipart body of `chunks` MiB of file bytes, produced as the request reads it; its blake3 once read. */
 function streamingUpload(chunks: number): { body: ReadableStream<Uint8Array>; contentType: string; digest: Promise<string> } {
   const boundary = `runtime-conformance-${crypto.randomUUID()}`;
@@ -259,6 +295,12 @@ export function runtimeConformance(label: string, start: StartRuntimeServer, opt
         expect(body.error.details).toBeTruthy();
       });
 
+      it('refuses an upload declared larger than the limit with 413 in the envelope, before reading it', async () => {
+        const { status, body } = await oversizedUpload(`${base}/api/v2/assets`, 200 * MiB);
+        expect(status).toBe(413);
+        expect(JSON.parse(body).error.code).toBe('payload_too_large');
+      });
+
       it('stays healthy after a client drops an upload half way', async () => {
         await abortedUpload(`${base}/api/v2/assets`, 8 * MiB, 2 * MiB);
         await abortedUpload(`${base}/api/v2/assets`, 8 * MiB, 100);
@@ -327,6 +369,14 @@ export function runtimeConformance(label: string, start: StartRuntimeServer, opt
         expect(location.startsWith(`${base}/`)).toBe(true);
         const png = new Uint8Array(await (await fetch(location)).arrayBuffer());
         expect([...png.subarray(0, 8)]).toEqual(PNG_SIGNATURE);
+      });
+
+      it('answers a broken WebSocket handshake (no Sec-WebSocket-Key) with a 4xx, not a 500', async () => {
+        const { status } = await brokenHandshake(`${base}/ws`);
+        expect(status).toBeGreaterThanOrEqual(400);
+        expect(status).toBeLessThan(500);
+        // The server is still there.
+        await expectEnvelope(await fetch(`${base}/api/v2/jobs/${crypto.randomUUID()}`), 404, 'not_found');
       });
 
       it('refuses an upgrade on a path that is not /ws with 404 in the cloud shape', async () => {
