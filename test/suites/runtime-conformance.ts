@@ -11,15 +11,14 @@
 //   SaveImage), the default upload limit (110 MB) or more, and any storage.
 // - `base` is the URL the service answers at, mount prefix included and no
 //   trailing slash (e.g. http://127.0.0.1:1234/graph); WebSockets are at `${base}/ws`.
-import { request as httpRequest } from 'node:http';
-import { createBLAKE3 } from 'hash-wasm';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blake3Of, expectEnvelope, randomBytes, trickyPayload, UUID } from '../helpers/assets.ts';
 import { uploadForm } from '../helpers/harness.ts';
-import { expectJobShape, PNG_SIGNATURE, saveImageWorkflow, sleep, TERMINAL } from '../helpers/jobs.ts';
+import { expectJobShape, PNG_SIGNATURE, saveImageWorkflow } from '../helpers/jobs.ts';
 import { eventsOf, SseReader } from '../helpers/sse-client.ts';
 import { connectWs, refusedUpgrade, type WsClient } from '../helpers/ws-client.ts';
+import { abortedUpload, brokenHandshake, hashStream, json, oversizedUpload, pollJob, streamingUpload } from '../runtime/raw-clients.ts';
 
 export interface RuntimeServer {
   /** Where the service answers, mount prefix included, no trailing slash. */
@@ -33,127 +32,6 @@ const MiB = 1024 * 1024;
 /** Mount prefix of the server, '' at the root: job links are host-relative and start with it. */
 const prefixOf = (base: string) => new URL(base).pathname.replace(/\/+$/, '');
 const wsBase = (base: string) => base.replace(/^http/, 'ws');
-
-async function json(res: Response): Promise<any> {
-  const text = await res.text();
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new Error(`not JSON (status ${res.status}): ${text.slice(0, 200)}`);
-  }
-}
-
-async function hashStream(body: ReadableStream<Uint8Array>): Promise<{ hash: string; size: number }> {
-  const hasher = await createBLAKE3();
-  hasher.init();
-  let size = 0;
-  const reader = body.getReader();
-  for (let r = await reader.read(); !r.done; r = await reader.read()) {
-    hasher.update(r.value);
-    size += r.value.byteLength;
-  }
-  return { hash: `blake3:${hasher.digest('hex')}`, size };
-}
-
-async function pollJob(base: string, id: string, headers: Record<string, string> = {}, timeoutMs = 20_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await fetch(`${base}/api/v2/jobs/${id}`, { headers });
-    expect(res.status).toBe(200);
-    const job = await json(res);
-    if (TERMINAL.includes(job.status)) return job;
-    if (Date.now() > deadline) throw new Error(`job ${id} still ${job.status} after ${timeoutMs} ms`);
-    await sleep(20);
-  }
-}
-
-/**
- * A POST that sends the head and part of a declared body, then drops the
- * connection: resolves once the socket is gone.
- */
-function abortedUpload(url: string, declared: number, sent: number): Promise<void> {
-  return new Promise((resolve) => {
-    const boundary = 'runtime-conformance-abort';
-    const req = httpRequest(url, {
-      method: 'POST',
-      agent: false,
-      headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(declared) },
-    });
-    req.on('error', () => {});
-    req.on('close', () => resolve());
-    req.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
-    req.write(new Uint8Array(sent).fill(0x5a), () => setTimeout(() => req.destroy(), 50));
-  });
-}
-
-/** A POST declaring `declared` bytes that sends only its first part and waits for the answer. */
-function oversizedUpload(url: string, declared: number): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, {
-      method: 'POST',
-      agent: false,
-      headers: { 'content-type': 'multipart/form-data; boundary=runtime-conformance-big', 'content-length': String(declared) },
-    });
-    req.on('error', reject);
-    req.on('response', (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (s: string) => (body += s)).on('end', () => {
-        resolve({ status: res.statusCode ?? 0, body });
-        req.destroy();
-      });
-    });
-    req.write(new Uint8Array(64 * 1024));
-  });
-}
-
-/** An upgrade request without the handshake's key and version: the status the server answers with. */
-function brokenHandshake(url: string): Promise<{ status: number }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { agent: false, headers: { connection: 'Upgrade', upgrade: 'websocket' } });
-    req.on('error', reject);
-    req.on('upgrade', (_res, socket) => {
-      socket.destroy();
-      reject(new Error('the server switched protocols without a key'));
-    });
-    req.on('response', (res) => {
-      res.resume().on('end', () => resolve({ status: res.statusCode ?? 0 }));
-    });
-    req.end();
-  });
-}
-
-/** A multipart body of `chunks` MiB of file bytes, produced as the request reads it; its blake3 once read. */
-function streamingUpload(chunks: number): { body: ReadableStream<Uint8Array>; contentType: string; digest: Promise<string> } {
-  const boundary = `runtime-conformance-${crypto.randomUUID()}`;
-  const enc = new TextEncoder();
-  let done!: (hash: string) => void;
-  const digest = new Promise<string>((resolve) => (done = resolve));
-  let i = -1;
-  let hasher: Awaited<ReturnType<typeof createBLAKE3>>;
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (i === -1) {
-        hasher = await createBLAKE3();
-        hasher.init();
-        controller.enqueue(enc.encode(
-          `--${boundary}\r\nContent-Disposition: form-data; name="content_type"\r\n\r\napplication/octet-stream\r\n` +
-            `--${boundary}\r\nContent-Disposition: form-data; name="file_path"\r\n\r\nbig.bin\r\n` +
-            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
-        ));
-      } else if (i < chunks) {
-        const chunk = randomBytes(MiB);
-        hasher.update(chunk);
-        controller.enqueue(chunk);
-      } else {
-        controller.enqueue(enc.encode(`\r\n--${boundary}--\r\n`));
-        done(`blake3:${hasher.digest('hex')}`);
-        controller.close();
-      }
-      i++;
-    },
-  });
-  return { body, contentType: `multipart/form-data; boundary=${boundary}`, digest };
-}
 
 /** Cases a runtime may leave out, each only for a limitation of the runtime itself. */
 export type RuntimeCase = 'streamed-content-length';
