@@ -30,17 +30,52 @@ export interface ServiceContext {
   background(label: string, work: () => Promise<void>): void;
 }
 
+// The prefix an adapter mounted this request under (`service.fetch(request,
+// { mountPrefix })`), kept beside the Request so every handler that builds a
+// link from `request` finds it without another parameter.
+const mounted = new WeakMap<Request, string>();
+
 /**
- * The path the service is mounted under ('' at the root), for host-relative
- * links: taken from `publicBaseUrl`, whose path is the mount point.
+ * A mount prefix as links use it: '' at the root, else '/a/b' with no
+ * trailing slash. It is a path as sent on the wire (percent-encoded), put in
+ * front of links verbatim; anything that is not a path is a mistake of the
+ * adapter's configuration.
  */
-export function mountPrefix(ctx: Pick<ServiceContext, 'publicBaseUrl'>): string {
-  if (!ctx.publicBaseUrl) return '';
-  return new URL(ctx.publicBaseUrl).pathname.replace(/\/+$/, '');
+export function normalizeMountPrefix(prefix: string): string {
+  const trimmed = prefix.replace(/\/+$/, '');
+  if (trimmed !== '' && !/^\/[^?#\s]*$/.test(trimmed)) {
+    throw new TypeError(`A mount prefix must be a path such as "/graph", got ${JSON.stringify(prefix)}.`);
+  }
+  return trimmed;
 }
 
-/** Origin (plus any mount prefix) that links in responses start with. */
-export function linkBase(ctx: ServiceContext, request: Request): string {
-  if (ctx.publicBaseUrl) return ctx.publicBaseUrl.replace(/\/+$/, '');
-  return new URL(request.url).origin;
+/** Records where the adapter mounted this request: its URL's path is already stripped of `prefix`. */
+export function setMountPrefix(request: Request, prefix: string): void {
+  const normalized = normalizeMountPrefix(prefix);
+  if (normalized !== '') mounted.set(request, normalized);
+}
+
+/** `publicBaseUrl` without its trailing slash, and its path: worked out once per base. */
+let parsedBase = { raw: '', base: '', path: '' };
+function publicBase(raw: string): { base: string; path: string } {
+  if (parsedBase.raw !== raw) {
+    parsedBase = { raw, base: raw.replace(/\/+$/, ''), path: new URL(raw).pathname.replace(/\/+$/, '') };
+  }
+  return parsedBase;
+}
+
+/**
+ * The path the service is mounted under ('' at the root), for host-relative
+ * links: the path of `publicBaseUrl` when it is set (it names the public
+ * address whole), else the prefix the adapter gave with this request.
+ */
+export function mountPrefix(ctx: Pick<ServiceContext, 'publicBaseUrl'>, request: Request): string {
+  if (ctx.publicBaseUrl) return publicBase(ctx.publicBaseUrl).path;
+  return mounted.get(request) ?? '';
+}
+
+/** Origin plus mount prefix: what absolute links in responses start with. */
+export function linkBase(ctx: Pick<ServiceContext, 'publicBaseUrl'>, request: Request): string {
+  if (ctx.publicBaseUrl) return publicBase(ctx.publicBaseUrl).base;
+  return new URL(request.url).origin + (mounted.get(request) ?? '');
 }

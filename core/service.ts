@@ -1,7 +1,7 @@
 // createService: wires storage, auth, signing and routes into one object with
 // a Web `fetch`, WebSocket hooks and `close`. Adapters only convert to and from it.
 import type { Service, ServiceOptions } from './types.ts';
-import type { ServiceContext } from './context.ts';
+import { setMountPrefix, type ServiceContext } from './context.ts';
 import { createAuthenticator } from './auth.ts';
 import { createHasher } from './hash.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
@@ -80,11 +80,20 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   };
 
   return {
-    fetch: (request) => {
+    fetch: (request, fetchOptions) => {
       if (closed) {
         return Promise.resolve(
           Response.json(envelope('upstream_error', 'The service is shutting down.'), { status: 503, headers: { 'Retry-After': '1' } }),
         );
+      }
+      // A runtime may hand its own second argument (Bun's server, Deno's info): only a string prefix counts.
+      const prefix = fetchOptions?.mountPrefix;
+      if (typeof prefix === 'string') {
+        try {
+          setMountPrefix(request, prefix);
+        } catch (err) {
+          return Promise.reject(err);
+        }
       }
       // Tracked so close() lets requests under way finish before the stores close.
       const p = handle(request);

@@ -79,7 +79,11 @@ export interface ServiceOptions {
   signedUrlTtlSeconds?: number;
   /** HMAC key for signed URLs. Default: a random key persisted in storage. */
   signingSecret?: string;
-  /** Absolute origin (and mount prefix) for links; default: the request's origin. */
+  /**
+   * Absolute origin and path every link starts with, e.g. behind a proxy
+   * (https://example.com/graph). Default: the request's origin plus the
+   * mount prefix the adapter passes with it (FetchOptions.mountPrefix).
+   */
   publicBaseUrl?: string;
   /** Interval of the expiry and blob collection sweep, ms; 0 disables. Default 60000. */
   sweepIntervalMs?: number;
@@ -123,8 +127,18 @@ export interface ServiceOptions {
   maxWebSocketBufferedBytes?: number;
 }
 
+/** What an adapter knows about a request beyond the Request itself. */
+export interface FetchOptions {
+  /**
+   * The path the service is mounted under ('/graph'), as sent on the wire.
+   * The request's URL is already stripped of it (the service routes
+   * `/api/v2/...`); every link the service builds for this request carries it.
+   */
+  mountPrefix?: string;
+}
+
 export interface Service {
-  fetch(request: Request, env?: unknown): Promise<Response>;
+  fetch(request: Request, options?: FetchOptions): Promise<Response>;
   websocket: WebSocketHooks;
   /** One expiry + collection pass now (the timer runs it periodically). */
   sweep(): Promise<{ expired: number; blobs_removed: number; jobs_expired: number }>;

@@ -4,6 +4,7 @@ import { envelope, type ErrorCode } from '../../core/errors.ts';
 
 const GENERIC = {
   400: ['malformed_request', 'The request could not be read.'],
+  404: ['not_found', 'No such route.'],
   413: ['payload_too_large', 'The request body is too large.'],
   500: ['upstream_error', 'The service could not complete the request. Try again later.'],
 } as const satisfies Record<number, readonly [ErrorCode, string]>;
@@ -17,7 +18,7 @@ export function errorResponse(status: AdapterStatus, code?: ErrorCode, message?:
 }
 
 /** The status an error thrown while converting a request maps to; anything unknown is a 500. */
-export function statusOf(err: unknown): AdapterStatus {
+export function statusOf(err: unknown): 400 | 413 | 500 {
   const status = (err as { status?: unknown } | null)?.status;
   return status === 400 || status === 413 ? status : 500;
 }

@@ -1,7 +1,17 @@
 // Public surface of the Node adapter.
-export { incomingMessageToRequest, type NodeRequestOptions } from './request.ts';
+export { incomingMessageToRequest, type NodeRequestOptions, type RequestParts } from './request.ts';
 export { BodyTooLargeError, ClientGoneError } from './request-body.ts';
 export { BadRequestError } from './request-head.ts';
 export { writeResponse } from './response.ts';
 export { attachWebSocket, type AttachedWebSocket, type WebSocketOptions } from './websocket.ts';
-export { createNodeHandler, serve, type NodeHandler, type NodeHandlerOptions, type RunningServer, type ServeOptions } from './server.ts';
+export {
+  createNodeHandler,
+  handleNodeRequest,
+  serve,
+  type MountedRequest,
+  type NodeHandler,
+  type NodeHandlerOptions,
+  type RunningServer,
+  type ServeOptions,
+} from './server.ts';
+export { underPrefix } from './mount-prefix.ts';

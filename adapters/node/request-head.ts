@@ -29,18 +29,18 @@ function protocol(req: IncomingMessage, trustProxy: boolean): 'http' | 'https' {
 /**
  * The request's URL as a string, not parsed yet (the Request constructor
  * parses it; a target it cannot parse is a 400 there). Absolute-form targets
- * (sent to proxies) carry their own origin.
+ * (sent to proxies) carry their own origin. `target` replaces req.url, e.g.
+ * with a mount prefix taken off.
  */
-export function requestHref(req: IncomingMessage, trustProxy = false): string {
-  const target = req.url ?? '/';
+export function requestHref(req: IncomingMessage, trustProxy = false, target = req.url ?? '/'): string {
   if (!target.startsWith('/')) return target;
   const host = (trustProxy ? firstValue(req.headers['x-forwarded-host']) : undefined) ?? req.headers.host ?? 'localhost';
   if (!HOST.test(host)) throw new BadRequestError('The Host header is not valid.');
   return `${protocol(req, trustProxy)}://${host}${target}`;
 }
 
-export function requestUrl(req: IncomingMessage, trustProxy = false): URL {
-  const href = requestHref(req, trustProxy);
+export function requestUrl(req: IncomingMessage, trustProxy = false, target?: string): URL {
+  const href = requestHref(req, trustProxy, target);
   try {
     return new URL(href);
   } catch {

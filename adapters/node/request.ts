@@ -44,20 +44,42 @@ class NodeRequest extends Request {
   }
 }
 
+/** What a caller already has of the request in another form than the IncomingMessage. */
+export interface RequestParts {
+  /** The target to use instead of req.url, e.g. with the mount prefix taken off. */
+  target?: string;
+  /**
+   * The body, already read from the socket by someone else (a framework's
+   * body parser): sent instead of the stream, which has ended. Its headers
+   * describe these bytes (Content-Length; no Content-Encoding, the parser
+   * inflated it).
+   */
+  body?: Uint8Array;
+}
+
 export function incomingMessageToRequest(
   req: IncomingMessage,
   res: ServerResponse,
   opts: NodeRequestOptions = {},
+  parts: RequestParts = {},
 ): Request {
-  const url = requestHref(req, opts.trustProxy);
+  const url = requestHref(req, opts.trustProxy, parts.target);
   const headers = requestHeaders(req);
-  const body = hasBody(req) ? requestBodyStream(req, opts.maxBodyBytes) : null;
+  let body: ReadableStream<Uint8Array> | Uint8Array | null;
+  if (parts.body !== undefined) {
+    body = parts.body;
+    headers.set('content-length', String(body.byteLength));
+    headers.delete('content-encoding');
+    headers.delete('transfer-encoding');
+  } else {
+    body = hasBody(req) ? requestBodyStream(req, opts.maxBodyBytes) : null;
+  }
   try {
     // The constructor parses the URL: a target that is not one is a 400 below.
     return new NodeRequest(url, { method: req.method, headers, body, duplex: 'half' } as RequestInit, res);
   } catch (err) {
     // e.g. TRACE, which fetch forbids; the body is left unread and the connection closed.
-    void body?.cancel();
+    if (body instanceof ReadableStream) void body.cancel();
     throw new BadRequestError(err instanceof Error ? err.message : 'The request is not valid.');
   }
 }

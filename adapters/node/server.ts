@@ -6,13 +6,21 @@ import type { Logger, Service } from '../../core/types.ts';
 import { acceptKnownBodies } from '../../core/known-body.ts';
 import { consoleLogger } from '../../core/log.ts';
 import { errorFields, errorResponse, statusOf } from './errors.ts';
-import { incomingMessageToRequest, type NodeRequestOptions } from './request.ts';
+import { incomingMessageToRequest, type NodeRequestOptions, type RequestParts } from './request.ts';
+import { normalizeMountPrefix, underPrefix } from './mount-prefix.ts';
 import { ClientGoneError } from './request-body.ts';
 import { writeResponse } from './response.ts';
 import { attachWebSocket, type WebSocketOptions } from './websocket.ts';
 
 export interface NodeHandlerOptions extends NodeRequestOptions {
   logger?: Logger;
+  /**
+   * The path the handler is mounted under ('/graph') in a server that also
+   * serves other things: requests under it reach the service with the
+   * prefix taken off, and every link in the answers carries it. Requests
+   * outside it get 404.
+   */
+  mountPrefix?: string;
 }
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -27,25 +35,50 @@ async function fail(req: IncomingMessage, res: ServerResponse, err: unknown, log
   await writeResponse(res, errorResponse(status), req).catch(() => res.destroy());
 }
 
-export function createNodeHandler(service: Service, opts: NodeHandlerOptions = {}): NodeHandler {
-  const logger = opts.logger ?? consoleLogger;
-  const { maxBodyBytes } = opts;
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    try {
-      // Refused before a byte is read; the response then closes the connection.
-      if (maxBodyBytes !== undefined && Number(req.headers['content-length'] ?? 0) > maxBodyBytes) {
-        return await writeResponse(res, errorResponse(413), req);
-      }
-      const request = incomingMessageToRequest(req, res, opts);
-      // writeResponse sends a known body itself, so the core need not build a stream for it.
-      acceptKnownBodies(request);
-      const response = await service.fetch(request);
-      await writeResponse(res, response, req);
-    } catch (err) {
-      await fail(req, res, err, logger);
+/** How a framework hands a request over: what it already took off it (prefix, body). */
+export interface MountedRequest extends RequestParts {
+  /** The prefix the target was stripped of ('' or none at the root). */
+  mountPrefix?: string;
+}
+
+/**
+ * Serves one request: converts it, asks the service, writes the answer, and
+ * answers in the error envelope when any of that fails. Never rejects.
+ * Shared by createNodeHandler and the framework adapters built on it.
+ */
+export async function handleNodeRequest(
+  service: Service,
+  req: IncomingMessage,
+  res: ServerResponse,
+  opts: NodeRequestOptions & { logger: Logger },
+  mounted: MountedRequest = {},
+): Promise<void> {
+  try {
+    // Refused before a byte is read; the response then closes the connection.
+    const { maxBodyBytes } = opts;
+    if (maxBodyBytes !== undefined && mounted.body === undefined && Number(req.headers['content-length'] ?? 0) > maxBodyBytes) {
+      return await writeResponse(res, errorResponse(413), req);
     }
+    const request = incomingMessageToRequest(req, res, opts, mounted);
+    // writeResponse sends a known body itself, so the core need not build a stream for it.
+    acceptKnownBodies(request);
+    const response = await (mounted.mountPrefix ? service.fetch(request, { mountPrefix: mounted.mountPrefix }) : service.fetch(request));
+    await writeResponse(res, response, req);
+  } catch (err) {
+    await fail(req, res, err, opts.logger).catch(() => res.destroy());
+  }
+}
+
+export function createNodeHandler(service: Service, opts: NodeHandlerOptions = {}): NodeHandler {
+  const options = { ...opts, logger: opts.logger ?? consoleLogger };
+  // A mistake in the prefix shows when the server is built, not on the first request.
+  const prefix = opts.mountPrefix === undefined ? '' : normalizeMountPrefix(opts.mountPrefix);
+  if (prefix === '') return (req, res) => void handleNodeRequest(service, req, res, options);
+  return (req, res) => {
+    const target = underPrefix(req.url ?? '/', prefix);
+    if (target === undefined) return void writeResponse(res, errorResponse(404), req).catch(() => res.destroy());
+    void handleNodeRequest(service, req, res, options, { target, mountPrefix: prefix });
   };
-  return (req, res) => void handle(req, res).catch(() => res.destroy());
 }
 
 export interface ServeOptions extends NodeHandlerOptions, Pick<WebSocketOptions, 'maxPayload'> {
@@ -66,7 +99,7 @@ export interface RunningServer {
 export async function serve(service: Service, opts: ServeOptions = {}): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
   const server = createServer(createNodeHandler(service, opts));
-  const ws = attachWebSocket(server, service, { trustProxy: opts.trustProxy, maxPayload: opts.maxPayload, logger: opts.logger });
+  const ws = attachWebSocket(server, service, { trustProxy: opts.trustProxy, maxPayload: opts.maxPayload, logger: opts.logger, mountPrefix: opts.mountPrefix });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, host, () => {

@@ -10,12 +10,19 @@ import { writeRawResponse } from './raw-response.ts';
 import { requestHeaders, requestUrl } from './request-head.ts';
 import { consoleLogger } from '../../core/log.ts';
 import { errorFields, errorResponse, statusOf } from './errors.ts';
+import { normalizeMountPrefix, underPrefix } from './mount-prefix.ts';
 
 export interface WebSocketOptions {
   trustProxy?: boolean;
   /** Largest message a client may send, bytes. Default 1 MiB: clients send small JSON. */
   maxPayload?: number;
   logger?: Logger;
+  /**
+   * The path the service is mounted under ('/graph': the endpoint is then
+   * /graph/ws). Upgrades outside it are left to the server's other 'upgrade'
+   * listeners, or refused with 404 when there are none.
+   */
+  mountPrefix?: string;
 }
 
 export interface AttachedWebSocket {
@@ -77,11 +84,12 @@ function bridge(service: Service, socket: WebSocket, peer: NodeWsPeer, logger: L
 
 export function attachWebSocket(server: Server, service: Service, opts: WebSocketOptions = {}): AttachedWebSocket {
   const logger = opts.logger ?? consoleLogger;
+  const prefix = opts.mountPrefix === undefined ? '' : normalizeMountPrefix(opts.mountPrefix);
   const wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxPayload ?? 1024 * 1024 });
   // Sockets between 'upgrade' and the end of the handshake: Node no longer tracks them.
   const pending = new Set<Duplex>();
 
-  async function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  async function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, target: string | undefined): Promise<void> {
     pending.add(socket);
     // Not a closure: it stays on the socket for the connection's life and would keep this scope alive.
     socket.on('error', destroySocket);
@@ -95,7 +103,7 @@ export function attachWebSocket(server: Server, service: Service, opts: WebSocke
       if (req.headers.upgrade?.toLowerCase() !== 'websocket') {
         return await writeRawResponse(socket, errorResponse(400, 'malformed_request', 'Only WebSocket upgrades are supported.'));
       }
-      const start = { url: requestUrl(req, opts.trustProxy), headers: req.headers };
+      const start = { url: requestUrl(req, opts.trustProxy, target), headers: req.headers };
       const request = new Request(start.url, { headers: requestHeaders(req), signal: abort.signal });
       const verdict = await service.websocket.upgrade(request);
       if (verdict instanceof Response) return await writeRawResponse(socket, verdict);
@@ -113,10 +121,22 @@ export function attachWebSocket(server: Server, service: Service, opts: WebSocke
     }
   }
 
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void onUpgrade(req, socket, head));
+  function listener(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (prefix === '') return void onUpgrade(req, socket, head, undefined);
+    const target = underPrefix(req.url ?? '/', prefix);
+    if (target !== undefined) return void onUpgrade(req, socket, head, target);
+    // Someone else's path: theirs to answer, unless nobody else listens (the socket would hang).
+    if (server.listenerCount('upgrade') > 1) return;
+    socket.on('error', destroySocket);
+    // The cloud shape, as the service's own refusals of an upgrade.
+    const refusal = Response.json({ code: 'not_found', message: `No WebSocket endpoint at this path: connect to ${prefix}/ws.` }, { status: 404 });
+    void writeRawResponse(socket, refusal).catch(() => socket.destroy());
+  }
+  server.on('upgrade', listener);
 
   return {
     async close() {
+      server.off('upgrade', listener);
       for (const socket of pending) socket.destroy();
       const peers = [...wss.clients];
       for (const ws of peers) ws.close(1001, 'server shutting down');

@@ -50,5 +50,5 @@ export async function submitJob(request: Request, ctx: ServiceContext): Promise<
   const { job, ahead } = await enqueueJob(ctx, request, account, { workflow, extra });
   // Counted at admission, which saves counting the queue twice per submission.
   const view = await jobView(ctx, request, job, { outputs: [], queuePosition: ahead });
-  return Response.json(view, { status: 201, headers: { Location: `${mountPrefix(ctx)}${jobPath(job.id)}` } });
+  return Response.json(view, { status: 201, headers: { Location: `${mountPrefix(ctx, request)}${jobPath(job.id)}` } });
 }

@@ -65,7 +65,7 @@ export async function jobView(
           wantsOutputs ? ctx.metadata.listJobAssets(job.account_id, job.id) : (opts.outputs ?? []),
         ])
       : [opts.queuePosition ?? null, opts.outputs ?? []];
-  const self = `${mountPrefix(ctx)}${jobPath(job.id)}`;
+  const self = `${mountPrefix(ctx, request)}${jobPath(job.id)}`;
   const base = outputs.length === 0 ? '' : linkBase(ctx, request);
   return {
     id: job.id,

@@ -1,0 +1,48 @@
+// The service as Express middleware, mountable at any path:
+// `app.use('/graph', graphrun(service))`. Express has already taken the
+// mount path off req.url and kept it in req.baseUrl: the request goes on to
+// the Node adapter's conversion with that prefix, so links carry it. Every
+// request under the path is answered here (unknown routes with the service's
+// 404), never passed on with next().
+import type { IncomingMessage } from 'node:http';
+import type { RequestHandler } from 'express';
+import type { Logger, Service } from '../../core/types.ts';
+import { consoleLogger } from '../../core/log.ts';
+import { errorResponse } from '../node/errors.ts';
+import type { NodeRequestOptions } from '../node/request.ts';
+import { writeResponse } from '../node/response.ts';
+import { handleNodeRequest } from '../node/server.ts';
+import { bodyWasRead, parsedBodyBytes } from './parsed-body.ts';
+
+export interface ExpressOptions extends NodeRequestOptions {
+  logger?: Logger;
+}
+
+type TrustFn = (address: string | undefined, hop: number) => boolean;
+
+/** Express's own 'trust proxy' setting, asked as req.protocol asks it. */
+function expressTrustsProxy(req: IncomingMessage & { app?: { get(name: string): unknown } }): boolean {
+  const trust = req.app?.get('trust proxy fn');
+  return typeof trust === 'function' && (trust as TrustFn)(req.socket.remoteAddress, 0) === true;
+}
+
+export function graphrun(service: Service, opts: ExpressOptions = {}): RequestHandler {
+  const options = { ...opts, logger: opts.logger ?? consoleLogger };
+  const trusting = { ...options, trustProxy: true };
+  return (req, res) => {
+    // Without an explicit choice, links follow X-Forwarded-* exactly when Express itself would.
+    const conversion = opts.trustProxy !== undefined ? options : expressTrustsProxy(req) ? trusting : options;
+    let body: Uint8Array | undefined;
+    if (bodyWasRead(req)) {
+      body = parsedBodyBytes(req.body, req.headers['content-type']);
+      if (body === undefined) {
+        options.logger.error('express adapter: the request body was read before graphrun by a middleware that kept nothing in req.body', {
+          method: req.method,
+          url: req.originalUrl,
+        });
+        return void writeResponse(res, errorResponse(500), req).catch(() => res.destroy());
+      }
+    }
+    void handleNodeRequest(service, req, res, conversion, { target: req.url, mountPrefix: req.baseUrl, body });
+  };
+}

@@ -1,0 +1,11 @@
+// The runtime conformance suite against Express: graphrun mounted at /graph
+// in an app with routes of its own and express.json() in front, WebSockets
+// on the server Express listens on.
+import express from 'express';
+import { startExpressApp } from './helpers/express-app.ts';
+import { runtimeConformance } from './suites/runtime-conformance.ts';
+
+runtimeConformance('express at /graph', async (opts = {}) => {
+  const app = await startExpressApp({ before: [express.json()], service: { token: opts.token } });
+  return { base: app.base, close: () => app.close() };
+});
