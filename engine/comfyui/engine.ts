@@ -81,6 +81,7 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
           crossCheckMs: opts.crossCheckMs ?? 5000,
           socketWaitMs: 2000,
           cancelSettleMs: 10_000,
+          resume: attempt > 0,
           onCancelSent: (p) => {
             settle = p;
           },

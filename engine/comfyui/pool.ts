@@ -170,9 +170,11 @@ export function createPool(opts: PoolOptions): Pool {
   const knows = (w: PoolWorker, classTypes: string[]) => !w.defs || classTypes.every((c) => Object.hasOwn(w.defs!, c));
 
   function pick(classTypes: string[], avoid?: PoolWorker): PoolWorker | null {
-    const free = workers.filter((w) => w.healthy && w.running < opts.perWorker);
-    const fits = free.filter((w) => knows(w, classTypes));
-    const candidates = fits.length > 0 ? fits : free;
+    // A job waits for a worker that has its classes (busy or down for now) rather than
+    // go to one that would refuse it; only when none has them may any worker try.
+    const knowing = workers.filter((w) => knows(w, classTypes));
+    const eligible = knowing.length > 0 ? knowing : workers;
+    const candidates = eligible.filter((w) => w.healthy && w.running < opts.perWorker);
     const preferred = candidates.filter((w) => w !== avoid);
     const list = preferred.length > 0 ? preferred : candidates;
     let best: PoolWorker | null = null;

@@ -27,6 +27,8 @@ export interface RunJobOptions {
   cancelSettleMs: number;
   /** Called with a promise that settles when the worker let go of a canceled prompt. */
   onCancelSent(settled: Promise<void>): void;
+  /** A run again after the job's worker looked lost: the worker may still have the prompt. */
+  resume?: boolean;
 }
 
 type End =
@@ -176,14 +178,17 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
     const payload = { prompt: workflow, client_id: opts.clientId, prompt_id: id, extra_data: forwardExtraData(job.extra_data) };
     let res;
     try {
-      res = await client.submit(payload);
+      // A worker that was only cut off still runs (or ran) the prompt: follow that run rather than start a second.
+      const known = opts.resume && ((await client.history(id)) !== null || Object.values(await client.queue()).some((ids) => ids.includes(id)));
+      res = known ? null : await client.submit(payload);
     } catch (err) {
       if (isWorkerFault(err)) throw lost(err instanceof Error ? err.message : String(err));
       throw err;
     }
-    if (!res.ok) throw new ExecutionError(validationMessage(res.body), 'ValidationError');
+    if (res && !res.ok) throw new ExecutionError(validationMessage(res.body), 'ValidationError');
     submitted = true;
     scheduleTick();
+    if (!res) void crossCheck().catch(() => {});
 
     const result = await ending;
     switch (result.kind) {

@@ -39,7 +39,7 @@ export interface PromptQueue {
   idle(): Promise<void>;
   /** Resolves with a prompt's history entry once written. */
   finished(prompt_id: string): Promise<HistoryEntry>;
-  /** Drops everything (a crash): the running prompt is aborted and forgotten. */
+  /** Drops everything (a crash): the running prompt is aborted and forgotten, and so are the ids it saw. */
   reset(): void;
 }
 
@@ -98,6 +98,8 @@ export function createPromptQueue(deps: QueueDeps): PromptQueue {
       q.running = null;
       q.pending = [];
       q.history.clear();
+      // A restarted server remembers no prompt id it was given before.
+      q.seen.clear();
       settleIdle();
     },
   };

@@ -18,6 +18,8 @@ export interface RouteDeps {
   failures: FakeWorkerFailures;
   /** Every POST /prompt body as received (API keys included), for tests. */
   submissions: Array<{ prompt_id: string; body: Record<string, unknown> }>;
+  /** Every POST /interrupt, with the prompt id it named (null: none), for tests. */
+  interrupts: Array<{ prompt_id: string | null }>;
 }
 
 /** The real server keeps these extra_data keys apart: used by partner nodes, never echoed. */
@@ -78,8 +80,10 @@ export function createRoutes(deps: RouteDeps) {
 
   async function interrupt(req: Request): Promise<Response> {
     const body = (await req.json().catch(() => ({}))) as { prompt_id?: unknown };
+    const prompt_id = typeof body.prompt_id === 'string' && body.prompt_id ? body.prompt_id : undefined;
+    deps.interrupts.push({ prompt_id: prompt_id ?? null });
     // As the real server: a prompt_id that is not the running prompt interrupts nothing.
-    queue.interrupt(typeof body.prompt_id === 'string' && body.prompt_id ? body.prompt_id : undefined);
+    queue.interrupt(prompt_id);
     return empty();
   }
 

@@ -57,6 +57,8 @@ export interface FakeWorker {
   readonly queue: PromptQueue;
   /** Every POST /prompt body as received (extra_data with API keys included). */
   readonly submissions: Array<{ prompt_id: string; body: Record<string, unknown> }>;
+  /** Every POST /interrupt, with the prompt id its body named (null: none). */
+  readonly interrupts: Array<{ prompt_id: string | null }>;
   /** Every HTTP request, in arrival order (path as requested, /api included). */
   readonly requests: Array<{ method: string; path: string }>;
   /** Every WebSocket frame sent, per socket id. */
@@ -112,7 +114,8 @@ export async function startFakeWorker(opts: FakeWorkerOptions = {}): Promise<Fak
   });
   const submissions: FakeWorker['submissions'] = [];
   const requests: FakeWorker['requests'] = [];
-  const route = createRoutes({ engine, queue, files, failures, submissions });
+  const interrupts: FakeWorker['interrupts'] = [];
+  const route = createRoutes({ engine, queue, files, failures, submissions, interrupts });
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', 'http://fake');
@@ -168,6 +171,7 @@ export async function startFakeWorker(opts: FakeWorkerOptions = {}): Promise<Fak
     files,
     queue,
     submissions,
+    interrupts,
     requests,
     sent: hub.sent,
     sockets: hub.sockets,
