@@ -1,0 +1,182 @@
+// Jobs whose worker misbehaves mid-run: it crashes (the job runs again on
+// the other worker, or fails with WorkerLostError), its WebSocket drops (the
+// job still completes, found through the worker's /history and /queue), its
+// /prompt answers 500 (another worker takes the job), or it never finishes
+// (the per-job timeout fails the job with TimeoutError).
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Workflow } from '../engine/types.ts';
+import type { FakeWorker } from './fakes/comfyui-worker.ts';
+import { expectSameBytes } from './helpers/assets.ts';
+import { connectWs } from './helpers/ws-client.ts';
+import { saveImageWorkflow, submitOk, until, waitForJob } from './helpers/jobs.ts';
+import { waitWorkflow } from './helpers/local-nodes.ts';
+import { startWorkerService, type WorkerService } from './helpers/worker-service.ts';
+
+let s: WorkerService | undefined;
+afterEach(async () => {
+  await s?.close();
+  s = undefined;
+});
+
+const ran = (w: FakeWorker) => w.submissions.map((x) => x.prompt_id);
+/** Number -> Wait (steps x ms) -> Show, plus an image saved once the wait is over. */
+const slowSave = (steps: number, ms = 50): Workflow => ({
+  ...waitWorkflow(7, ms, steps),
+  e: { class_type: 'EmptyImage', inputs: { width: 2, height: 2, batch_size: 1, color: ['w2', 0] } },
+  s: { class_type: 'SaveImage', inputs: { images: ['e', 0], filename_prefix: 'slow' } },
+});
+async function runningOn(id: string): Promise<FakeWorker> {
+  await until(`${id} running on a worker`, () => s!.workers.some((w) => w.queue.running?.item[1] === id && w.queue.running.run.current !== null), 5000);
+  return s!.workers.find((w) => w.queue.running?.item[1] === id)!;
+}
+
+describe('a worker that crashes mid-job', () => {
+  it('requeue: the job runs again on the other worker and succeeds with its outputs', async () => {
+    s = await startWorkerService({ workers: 2 });
+    const ws = await connectWs(s.base, { clientId: 'lost' });
+    const job = await submitOk(s, slowSave(20));
+    const first = await runningOn(job.id);
+    const other = s.workers.find((w) => w !== first)!;
+    await first.crash();
+
+    const done = await waitForJob(s, job.id, 'succeeded', 10_000);
+    expect(ran(first)).toEqual([job.id]);
+    expect(ran(other)).toEqual([job.id]);
+    expect(done.outputs.map((o: any) => [o.node_id, o.type])).toEqual(expect.arrayContaining([['s', 'image'], ['w3', 'text']]));
+    const image = done.outputs.find((o: any) => o.node_id === 's');
+    expectSameBytes(new Uint8Array(await (await s.fetch(image.url)).arrayBuffer()), s.workerFile(other, 'output', image.name));
+    expect(s.log.some((l) => l.message === 'job moved to another worker' && l.detail?.worker === first.url)).toBe(true);
+    // The account hears why the job started over.
+    const note = await ws.waitFor('notification', (f) => f.kind === 'text' && f.type === 'notification' && f.data.prompt_id === job.id);
+    expect((note as any).data.value).toMatch(/lost.*runs again on another worker/);
+    await ws.close();
+  });
+
+  it('fail: the job fails with WorkerLostError and a message naming the worker', async () => {
+    s = await startWorkerService({ workers: 2, engine: { onWorkerLost: 'fail' } });
+    const job = await submitOk(s, slowSave(20));
+    const first = await runningOn(job.id);
+    const t0 = Date.now();
+    await first.crash();
+    const failed = await waitForJob(s, job.id, 'failed', 10_000);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(failed.error).toMatchObject({ code: 'execution_error', exception_type: 'WorkerLostError', node_id: null });
+    expect(failed.error.message).toContain(`The worker ${first.url} was lost`);
+    expect(failed.outputs).toEqual([]);
+    expect(s.workers.flatMap(ran)).toEqual([job.id]);
+  });
+});
+
+describe('the only worker goes away mid-job and comes back', () => {
+  it('restarted (it forgot the job): the job runs again there and succeeds', async () => {
+    s = await startWorkerService();
+    const [w] = s.workers;
+    const job = await submitOk(s, slowSave(20));
+    await runningOn(job.id);
+    await w.crash();
+    await w.accept();
+    const done = await waitForJob(s, job.id, 'succeeded', 10_000);
+    expect(ran(w)).toEqual([job.id, job.id]);
+    expect(s.log.find((l) => l.message === 'job moved to another worker')?.detail?.error).toMatch(/no longer knows the job/);
+    expect(done.outputs.map((o: any) => o.node_id).sort()).toEqual(['s', 'w3']);
+  });
+
+  it('cut off past workerLostAfterMs (it kept the job): the run it kept is followed, not started twice', async () => {
+    s = await startWorkerService();
+    const [w] = s.workers;
+    const job = await submitOk(s, slowSave(20));
+    await runningOn(job.id);
+    await w.refuse();
+    await until('the job counted lost', () => s!.log.some((l) => l.message === 'job moved to another worker'), 5000);
+    await w.accept();
+    const done = await waitForJob(s, job.id, 'succeeded', 10_000);
+    expect(ran(w)).toEqual([job.id]);
+    expect(w.queue.history.get(job.id)?.status.status_str).toBe('success');
+    const image = done.outputs.find((o: any) => o.node_id === 's');
+    expectSameBytes(new Uint8Array(await (await s.fetch(image.url)).arrayBuffer()), s.workerFile(w, 'output', image.name));
+  });
+});
+
+describe('the worker\'s WebSocket drops mid-job', () => {
+  it.each([
+    ['reconnects', false],
+    ['cannot reconnect', true],
+  ])('the job still completes with its outputs (socket %s)', async (_, refuse) => {
+    s = await startWorkerService();
+    const w = s.workers[0];
+    const ws = await connectWs(s.base, { clientId: 'drop' });
+    w.failures.dropWebSocketsAfter = 4;
+    w.failures.refuseWebSockets = refuse;
+    const job = await submitOk(s, slowSave(6));
+    const done = await waitForJob(s, job.id, 'succeeded', 10_000);
+    expect(w.failures.dropWebSocketsAfter).toBeNull();
+    // The end was found by asking the worker: its history, and its queue.
+    const asked = w.requests.map((r) => `${r.method} ${r.path.replace(/^\/api(?=\/)/, '')}`);
+    expect(asked).toContain(`GET /history/${job.id}`);
+    if (refuse) {
+      // Nothing after the drop reached the engine: the end was only ever seen through those.
+      expect(w.sent.some((f) => f.type === 'execution_success' && f.data?.prompt_id === job.id)).toBe(false);
+      expect(asked).toContain('GET /queue');
+    }
+    const image = done.outputs.find((o: any) => o.node_id === 's');
+    expect(image).toMatchObject({ type: 'image', content_type: 'image/png' });
+    expectSameBytes(new Uint8Array(await (await s.fetch(image.url)).arrayBuffer()), s.workerFile(w, 'output', image.name));
+    expect(done.outputs.map((o: any) => o.node_id).sort()).toEqual(['s', 'w3']);
+    // What the socket missed, the history told: /ws still shows each output node's executed.
+    await ws.waitFor('the end', (f) => f.kind === 'text' && f.type === 'executing' && f.data.node === null && f.data.prompt_id === job.id);
+    const executed = ws.jobMessages(job.id).filter((m) => m.type === 'executed').map((m) => m.data.node);
+    expect(executed.sort()).toEqual(['s', 'w3']);
+    await ws.close();
+  });
+});
+
+describe('a worker answering 500 to /prompt', () => {
+  it('the job goes to the other worker', async () => {
+    s = await startWorkerService({ workers: 2 });
+    const [bad, good] = s.workers;
+    bad.failures.routes.push({ route: 'POST /prompt', status: 500 });
+    const job = await submitOk(s, saveImageWorkflow(0x445566));
+    const done = await waitForJob(s, job.id, 'succeeded', 5000);
+    expect(bad.requests.some((r) => r.method === 'POST' && r.path === '/prompt')).toBe(true);
+    expect(ran(good)).toEqual([job.id]);
+    expect(done.outputs).toHaveLength(1);
+  });
+
+  it('with one worker that keeps answering 500, the job fails with WorkerLostError after its retries', async () => {
+    s = await startWorkerService({ engine: { maxRequeues: 2 } });
+    const [w] = s.workers;
+    w.failures.routes.push({ route: 'POST /prompt', status: 500 });
+    const job = await submitOk(s, saveImageWorkflow(0x556677));
+    const failed = await waitForJob(s, job.id, 'failed', 5000);
+    expect(failed.error).toMatchObject({ exception_type: 'WorkerLostError' });
+    expect(failed.error.message).toMatch(/submit: the worker answered 500/);
+    expect(w.requests.filter((r) => r.method === 'POST' && r.path === '/prompt')).toHaveLength(3);
+  });
+
+  it('a single 500 is retried on the same worker when it is the only one', async () => {
+    s = await startWorkerService();
+    const [w] = s.workers;
+    w.failures.routes.push({ route: 'POST /prompt', status: 500, times: 1 });
+    const job = await submitOk(s, saveImageWorkflow(0x667788));
+    await waitForJob(s, job.id, 'succeeded', 5000);
+    expect(w.requests.filter((r) => r.method === 'POST' && r.path === '/prompt')).toHaveLength(2);
+    expect(ran(w)).toEqual([job.id]);
+  });
+});
+
+describe('a worker that never finishes', () => {
+  it('jobTimeoutMs fails the job with TimeoutError and asks the worker to cancel it', async () => {
+    s = await startWorkerService({ engine: { jobTimeoutMs: 600 } });
+    const [w] = s.workers;
+    w.failures.hang = 'stuck';
+    const job = await submitOk(s, saveImageWorkflow(0x778899));
+    const t0 = Date.now();
+    const failed = await waitForJob(s, job.id, 'failed', 5000);
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(failed.error).toMatchObject({ code: 'execution_error', exception_type: 'TimeoutError', node_id: null });
+    expect(failed.error.message).toBe('The job did not finish on the worker within 600 ms.');
+    await until('the cancel sent', () => w.requests.some((r) => r.method === 'POST' && r.path === `/api/jobs/${job.id}/cancel`));
+    // Wedged: the worker still holds it.
+    expect(w.queue.running?.item[1]).toBe(job.id);
+  });
+});
