@@ -104,10 +104,7 @@ describe('before any worker has answered', () => {
     await waitForJob(s, job.id, 'succeeded', 5000);
   });
 
-  // Known defect: POST /api/prompt's own error mapping (core/cloud/prompt-errors.ts,
-  // promptErrorResponse) turns EngineNotReadyError into a 500 upstream_error instead
-  // of 429 deployment_not_ready. `it.fails` turns red once that is fixed: make it `it`.
-  it.fails('the cloud POST /api/prompt answers 429 deployment_not_ready with Retry-After too', async () => {
+  it('the cloud POST /api/prompt answers 429 deployment_not_ready with Retry-After too', async () => {
     s = await startWorkerService({ workers: [{ failures: { blackhole: true } }], waitConnected: false });
     const cloud = await postJson(s, '/api/prompt', { prompt: saveImageWorkflow() });
     expectCloudError(cloud, 429, 'deployment_not_ready');

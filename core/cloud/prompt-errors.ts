@@ -6,7 +6,7 @@
 // bad field) an empty `node_errors` and their code as `error.type`.
 import type { NodeErrors, ValidationIssue } from '../../engine/types.ts';
 import type { ServiceContext } from '../context.ts';
-import { ApiError, type ErrorCode } from '../errors.ts';
+import { ApiError, knownError, type ErrorCode } from '../errors.ts';
 import type { WorkflowProblem } from '../jobs/enqueue.ts';
 import { cloudError } from './respond.ts';
 
@@ -78,6 +78,7 @@ const GENERIC_500 = 'The service could not complete the request. Try again later
 
 /** Whatever POST /prompt threw, as its response; unknown errors are logged only. */
 export function promptErrorResponse(err: unknown, ctx: ServiceContext, request: Request): Response {
+  err = knownError(err) ?? err;
   if (!(err instanceof ApiError)) {
     ctx.logger.error('unhandled error', {
       method: request.method,
