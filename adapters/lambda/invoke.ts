@@ -1,0 +1,54 @@
+// The part both handlers share: event -> Request -> service.fetch -> Response,
+// where an unreadable event is a 400 and a failing service a 500, never a throw.
+import { acceptKnownBodies } from '../../core/known-body.ts';
+import type { Logger } from '../../core/types.ts';
+import type { DeadlineOptions } from './deadline.ts';
+import { detectEvent } from './detect.ts';
+import { errorFields, errorResponse, MalformedEventError } from './errors.ts';
+import { eventToRequest, type EventRequest } from './request.ts';
+import type { EventKind, FetchService } from './types.ts';
+
+/** Options both handlers take. */
+export interface LambdaOptions extends DeadlineOptions {
+  logger?: Logger;
+  /** See EventRequestOptions.basePath: e.g. '/prod' for an HTTP API stage other than $default. */
+  basePath?: string;
+}
+
+export interface Invocation {
+  kind: EventKind | null;
+  /** The request was HEAD: the answer carries headers only. */
+  head: boolean;
+  response: Response;
+}
+
+export async function invoke(
+  service: FetchService,
+  event: unknown,
+  signal: AbortSignal,
+  logger: Logger,
+  basePath?: string,
+): Promise<Invocation> {
+  const kind = detectEvent(event);
+  if (kind === null) {
+    return { kind, head: false, response: errorResponse(400, 'The event is not an HTTP request from API Gateway, a Lambda function URL or an Application Load Balancer.') };
+  }
+  let converted: EventRequest;
+  try {
+    converted = eventToRequest(event, kind, { signal, basePath });
+  } catch (err) {
+    if (err instanceof MalformedEventError) return { kind, head: false, response: errorResponse(400, err.message) };
+    logger.error('lambda adapter: event could not be read', errorFields(err));
+    return { kind, head: false, response: errorResponse(400) };
+  }
+  const { request, mountPrefix } = converted;
+  // The handlers write a body the core already holds as text, without a Web stream.
+  acceptKnownBodies(request);
+  const head = request.method === 'HEAD';
+  try {
+    return { kind, head, response: await service.fetch(request, mountPrefix ? { mountPrefix } : undefined) };
+  } catch (err) {
+    logger.error('lambda adapter: request failed', { method: request.method, url: request.url, ...errorFields(err) });
+    return { kind, head, response: errorResponse(500) };
+  }
+}
