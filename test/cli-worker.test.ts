@@ -174,6 +174,29 @@ describe('graphrun serve --worker', () => {
     await stop(cli);
   });
 
+  it('with two workers, two jobs run at once, one on each', async () => {
+    a.failures.nodeDelayMs = 300;
+    b.failures.nodeDelayMs = 300;
+    try {
+      const cli = await run(['--worker', a.url, '--worker', b.url]);
+      const base = await cli.url;
+      const submit = async (color: number) => {
+        const res = await fetch(`${base}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workflow: saveWorkflow(color) }) });
+        expect(res.status).toBe(201);
+        return ((await res.json()) as any).id as string;
+      };
+      const ids = [await submit(0x010203), await submit(0x040506)];
+      const statuses = () => Promise.all(ids.map(async (id) => ((await (await fetch(`${base}/api/v2/jobs/${id}`)).json()) as any).status as string));
+      await pollUntil('both jobs running together', statuses, (s) => s.every((x) => x === 'running'));
+      expect([promptsOf(a).filter((p) => ids.includes(p)).length, promptsOf(b).filter((p) => ids.includes(p)).length]).toEqual([1, 1]);
+      await pollUntil('both jobs done', statuses, (s) => s.every((x) => x === 'succeeded'));
+      await stop(cli);
+    } finally {
+      a.failures.nodeDelayMs = 0;
+      b.failures.nodeDelayMs = 0;
+    }
+  });
+
   it.each([
     ['--worker ftp://x', ['--worker', 'ftp://x'], {}, /--worker must be an http\(s\) URL such as http:\/\/host:8188, got "ftp:\/\/x"/],
     ['GRAPHRUN_WORKERS=ftp://x', [], { GRAPHRUN_WORKERS: 'ftp://x' }, /GRAPHRUN_WORKERS must be an http\(s\) URL such as http:\/\/host:8188, got "ftp:\/\/x"/],

@@ -29,8 +29,10 @@ async function runServe(options: ServeCliOptions): Promise<void> {
   const storage = await createSqliteStorage({ filename: join(data, 'graphrun.db'), blobs });
   // The service owns the storage from here: service.close() closes both halves.
   const engine = engineFor(options);
-  // With workers, as many jobs run at once as the pool has slots (one per worker).
-  const service = await createService({ storage, token, engine, ...(workers.length > 0 ? { maxConcurrentJobs: workers.length } : {}) });
+  // With workers, as many jobs run at once as the pool has slots (one per worker), also for the
+  // CLI's one account (open or --token: the store's 'default' tier, otherwise limited to one job).
+  const pool = workers.length > 0 ? { maxConcurrentJobs: workers.length, tierLimits: { default: workers.length } } : {};
+  const service = await createService({ storage, token, engine, ...pool });
   if (workers.length > 0) process.stderr.write(`graphrun: running jobs on ${workers.length} worker(s): ${workers.join(', ')}\n`);
   else if (allowPrivateUrls) process.stderr.write('graphrun: LoadImageFromURL may fetch private, loopback and link-local addresses\n');
   const running = await serve(service, { host, port });
