@@ -6,7 +6,8 @@ import type { HasherFactory } from './hash.ts';
 import type { KeyedMutex } from './keyed-mutex.ts';
 import type { UrlSigner } from './signing.ts';
 import type { JobSystem } from './jobs/system.ts';
-import type { Logger, Scanner, SubscriptionProvider } from './types.ts';
+import type { CreditsProvider } from './jobs/credits.ts';
+import type { Logger, Scanner, ServiceOptions, SubscriptionProvider } from './types.ts';
 
 export interface ServiceContext {
   metadata: MetadataStore;
@@ -23,6 +24,10 @@ export interface ServiceContext {
   publicBaseUrl: string | undefined;
   scanner: Scanner | undefined;
   subscriptions: SubscriptionProvider | undefined;
+  /** The operator's credits; none = unlimited. */
+  credits?: CreditsProvider;
+  /** The options createService was given, for surfaces that read their own (the /proxy providers). */
+  options?: Readonly<ServiceOptions>;
   createHasher: HasherFactory;
   /** Engine, scheduler, live events: the job machinery of this instance. */
   jobs: JobSystem;

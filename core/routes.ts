@@ -14,6 +14,7 @@ import { jobEvents } from './jobs/events.ts';
 import { cloudRoutes } from './cloud/respond.ts';
 import { CLOUD_FILES_ROUTES } from './cloud/files-routes.ts';
 import { CLOUD_JOBS_ROUTES } from './cloud/jobs-routes.ts';
+import { PROXY_ROUTES } from './proxy/routes.ts';
 
 type Handler = (request: Request, ctx: ServiceContext, params: Record<string, string>) => Promise<Response>;
 type Route = [method: string, path: string, handler: Handler];
@@ -58,7 +59,7 @@ const patternOf = (path: string) => new RegExp(`^${path.replace(/:(\w+)/g, '[^/]
 
 export function createRouter(ctx: ServiceContext) {
   const router = Router<IRequest, []>();
-  const all = [...ROUTES, ...CLOUD];
+  const all = [...ROUTES, ...CLOUD, ...PROXY_ROUTES];
   for (const [method, path, handler] of all) {
     router[method.toLowerCase() as 'get'](path, (req: IRequest) => handler(req as unknown as Request, ctx, decodeParams(req.params)));
   }

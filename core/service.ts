@@ -43,6 +43,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     publicBaseUrl: options.publicBaseUrl,
     scanner: options.scanner,
     subscriptions: options.subscriptions,
+    credits: options.credits,
+    options,
     createHasher: options.hasher ?? createHasher,
     background(label, work) {
       // Started on a later task so it can never delay the response being returned.
