@@ -11,6 +11,7 @@ import type { Engine } from '../../engine/types.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../../storage/sql/sqlite.ts';
 import { CliUsageError, parseCliArgs, USAGE, type ServeCliOptions } from './cli-options.ts';
+import { resolveHostWithDns } from './resolve-host.ts';
 import { serve } from './server.ts';
 
 function engineFor({ workers, allowPrivateUrls }: ServeCliOptions): Engine | undefined {
@@ -18,8 +19,8 @@ function engineFor({ workers, allowPrivateUrls }: ServeCliOptions): Engine | und
     const log = (message: string, detail?: Record<string, unknown>) => process.stderr.write(`graphrun: ${message} ${detail ? JSON.stringify(detail) : ''}\n`);
     return createComfyEngine({ workers, log });
   }
-  // Without the switch the default engine (private addresses refused) runs the jobs.
-  return allowPrivateUrls ? createLocalEngine({ settings: { allowPrivateUrls: true } }) : undefined;
+  // The outbound guard of LoadImageFromURL: the operator's switch, and names resolved with node:dns.
+  return createLocalEngine({ settings: { allowPrivateUrls, resolveHost: resolveHostWithDns } });
 }
 
 async function runServe(options: ServeCliOptions): Promise<void> {
