@@ -4,6 +4,7 @@ import type { AssetView } from './assets/view.ts';
 import type { HasherFactory } from './hash.ts';
 import type { Engine } from '../engine/types.ts';
 import type { CreditsProvider } from './jobs/credits.ts';
+import type { MusicProvider } from './proxy/music/provider.ts';
 
 /** A WebSocket connection as the core sees it; adapters wrap their native socket. */
 export interface WsPeer {
@@ -125,6 +126,11 @@ export interface ServiceOptions {
   progressIntervalMs?: number;
   /** Unsent bytes a `/ws` peer may have before it is closed (1008) as too slow. Default 8 MiB. */
   maxWebSocketBufferedBytes?: number;
+
+  /** Generates music for /proxy/musicgen and the music node. Default: the local synthesizer. */
+  musicProvider?: MusicProvider;
+  /** Music generations one account may run at once before 429 `rate_limited`. Default 2. */
+  musicConcurrencyPerAccount?: number;
 }
 
 /** What an adapter knows about a request beyond the Request itself. */

@@ -76,9 +76,25 @@ export type EngineEvent =
   /** A user-facing message about the run (the reference's `notification`), e.g. that it moved to another worker. */
   | { type: 'notification'; value: string };
 
+/**
+ * What partner nodes (api_node) reach of the service that runs the job: the
+ * job's account, its platform key, credits and the generation providers.
+ */
+export interface PartnerServices {
+  readonly account_id: string;
+  /** extra_data.api_key_platform_org of the submission; undefined when none was sent. */
+  readonly api_key: string | undefined;
+  /** Takes credits from the job's account; false when it has not enough (nothing is taken). */
+  charge(amount: number, what: string): Promise<boolean>;
+  /** The service's generation provider of that kind ('music', 'video'); its user knows its type. */
+  provider(kind: string): unknown;
+}
+
 export interface ExecutionContext {
   /** Aborted when the job is canceled; engines stop between nodes and between steps. */
   signal: AbortSignal;
+  /** Given by the service to in-process engines; absent elsewhere (partner nodes then fail). */
+  partner?: PartnerServices;
   emit(event: EngineEvent): void;
   /** Streams bytes into the blob store (deduplicated like uploads) as an asset of the job. */
   commitOutput(output: {

@@ -6,6 +6,7 @@
 import { ExecutionError, type Engine, type ExecutionContext } from '../../engine/types.ts';
 import type { JobRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
+import { partnerServices } from '../proxy/partner.ts';
 import type { AccountEvent, JobHub, PreviewPayload } from './hub.ts';
 import { commitJobOutput, readJobAsset, toOutputAsset } from './outputs.ts';
 import { createProgressTracker, type Progress, type ProgressTracker } from './progress.ts';
@@ -194,6 +195,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<v
           return toOutputAsset(asset);
         },
         readAsset: (ref) => readJobAsset(ctx, job.account_id, ref),
+        partner: partnerServices(ctx, job.account_id, extraData.get(job.id)),
       };
       await engine.execute(
         { id: job.id, account_id: job.account_id, workflow, extra_data: extraData.get(job.id) },

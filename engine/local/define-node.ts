@@ -1,7 +1,7 @@
 // How a node of the local engine is declared: typed inputs and outputs in the
 // reference's terms (so object_info and validation come from one place), an
 // output-node flag, and a run function. Web APIs only, like the core.
-import type { InputSpec, NodeDefinition, OutputAsset, OutputType } from '../types.ts';
+import type { InputSpec, NodeDefinition, OutputAsset, OutputType, PartnerServices } from '../types.ts';
 
 /** What a running node may do besides computing its outputs. */
 export interface NodeRunContext {
@@ -15,6 +15,8 @@ export interface NodeRunContext {
   readAsset(ref: { id?: string; name?: string }): Promise<{ id: string; content_type: string; size_bytes: number; body: ReadableStream<Uint8Array> } | null>;
   /** Operator settings the node may consult (e.g. allowPrivateUrls). */
   readonly settings: Readonly<Record<string, unknown>>;
+  /** For partner nodes: the account, credits and providers of the service running the job. */
+  readonly partner?: PartnerServices;
 }
 
 /** What run() returns: one value per declared output, and the "ui" dict history shows. */

@@ -25,6 +25,7 @@ export async function runNode(
     node_id,
     signal: ctx.signal,
     settings,
+    partner: ctx.partner,
     progress(value, max) {
       // Every step is a point where a cancel takes effect.
       throwIfAborted(ctx.signal);
