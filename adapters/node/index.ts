@@ -15,3 +15,4 @@ export {
   type ServeOptions,
 } from './server.ts';
 export { underPrefix } from './mount-prefix.ts';
+export { createUpstreamMusicProvider, type UpstreamMusicOptions, type UpstreamMusicProvider } from './music-upstream.ts';
