@@ -11,6 +11,7 @@ import type {
   NewAsset,
 } from '../types.ts';
 import { createMemoryJobStore } from './job-store.ts';
+import { createMemoryVideoTaskStore } from './video-task-store.ts';
 
 const DEFAULT_TIER = 'default';
 
@@ -36,6 +37,7 @@ export function createMemoryMetadataStore(): MetadataStore {
 
   return {
     ...createMemoryJobStore(() => [...assets.values()].map(view)),
+    ...createMemoryVideoTaskStore(),
     async migrate() {},
 
     async getSetting(key) {

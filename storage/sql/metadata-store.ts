@@ -8,6 +8,7 @@ import { createSqlJobStore } from './job-store.ts';
 import { migrateToLatest } from './migrations.ts';
 import { live, selectAssets, unreferenced, toAccount, toAsset, toBlob } from './rows.ts';
 import type { Database } from './schema.ts';
+import { createSqlVideoTaskStore } from './video-task-store.ts';
 
 const DEFAULT_TIER = 'default';
 
@@ -16,6 +17,7 @@ export function createSqlMetadataStore(db: Kysely<Database>): MetadataStore {
 
   return {
     ...createSqlJobStore(db),
+    ...createSqlVideoTaskStore(db),
     migrate: () => migrateToLatest(db),
 
     async getSetting(key) {

@@ -140,6 +140,33 @@ migrations['0003_job_listings'] = {
   },
 };
 
+migrations['0004_video_tasks'] = {
+  // Multi-frame video tasks: durable, so a restart resumes the unfinished
+  // ones (the state index) and GET reads a task by id within its account.
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable('video_tasks')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('account_id', 'text', (c) => c.notNull())
+      .addColumn('state', 'text', (c) => c.notNull())
+      .addColumn('request', 'text', (c) => c.notNull())
+      .addColumn('credits', 'bigint', (c) => c.notNull())
+      .addColumn('provider', 'text', (c) => c.notNull())
+      .addColumn('provider_task_id', 'text')
+      .addColumn('link_base', 'text', (c) => c.notNull())
+      .addColumn('output_asset_id', 'text')
+      .addColumn('error', 'text')
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('updated_at', 'bigint', (c) => c.notNull())
+      .addColumn('expires_at', 'bigint', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('video_tasks_state_created_idx').on('video_tasks').columns(['state', 'created_at']).execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropTable('video_tasks').execute();
+  },
+};
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /** Brings the schema to the latest version; throws the first migration error. */

@@ -82,6 +82,24 @@ export interface JobsTable {
   attempts: number;
 }
 
+export interface VideoTasksTable {
+  id: string;
+  account_id: string;
+  state: string;
+  /** JSON object: the validated request fields. */
+  request: string;
+  credits: Int8;
+  provider: string;
+  provider_task_id: string | null;
+  link_base: string;
+  output_asset_id: string | null;
+  /** JSON object (the error body) or null. */
+  error: string | null;
+  created_at: Int8;
+  updated_at: Int8;
+  expires_at: Int8;
+}
+
 /** Named monotonic counters (see storage/sql/job-store.ts for why not a sequence). */
 export interface CountersTable {
   name: string;
@@ -98,6 +116,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   blobs: BlobsTable;
   assets: AssetsTable;
+  video_tasks: VideoTasksTable;
 }
 
 /** Epoch ms and sizes stay far below 2^53, so Number() is exact. */

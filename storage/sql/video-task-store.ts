@@ -1,0 +1,53 @@
+// VideoTaskStore over kysely, spread into the SQL metadata store. A state
+// change is one conditional UPDATE (`... WHERE state = from`) whose row count
+// says who won, as for jobs.
+import type { Kysely, Selectable, Updateable } from 'kysely';
+import type { VideoTaskRecord, VideoTaskStore } from '../types.ts';
+import { toNumber, type Database, type VideoTasksTable } from './schema.ts';
+
+const toTask = (r: Selectable<Database['video_tasks']>): VideoTaskRecord => ({
+  ...r,
+  request: JSON.parse(r.request) as Record<string, unknown>,
+  credits: toNumber(r.credits),
+  error: r.error === null ? null : (JSON.parse(r.error) as Record<string, unknown>),
+  created_at: toNumber(r.created_at),
+  updated_at: toNumber(r.updated_at),
+  expires_at: toNumber(r.expires_at),
+});
+
+export function createSqlVideoTaskStore(db: Kysely<Database>): VideoTaskStore {
+  return {
+    async createVideoTask(task) {
+      await db
+        .insertInto('video_tasks')
+        .values({ ...task, request: JSON.stringify(task.request), error: task.error === null ? null : JSON.stringify(task.error) })
+        .execute();
+    },
+    async getVideoTask(accountId, id) {
+      const row = await db.selectFrom('video_tasks').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+      return row ? toTask(row) : null;
+    },
+    async transitionVideoTask(id, from, to, patch) {
+      const set: Updateable<VideoTasksTable> = { state: to, updated_at: patch.updated_at };
+      // Only keys present in the patch change; an explicit null clears.
+      if (patch.provider_task_id !== undefined) set.provider_task_id = patch.provider_task_id;
+      if (patch.output_asset_id !== undefined) set.output_asset_id = patch.output_asset_id;
+      if (patch.error !== undefined) set.error = patch.error === null ? null : JSON.stringify(patch.error);
+      const result = await db.updateTable('video_tasks').set(set).where('id', '=', id).where('state', '=', from).executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+    async listVideoTasksByState(states, limit) {
+      // `IN ()` is a syntax error on PostgreSQL, so an empty set never reaches SQL.
+      if (states.length === 0) return [];
+      const rows = await db
+        .selectFrom('video_tasks')
+        .selectAll()
+        .where('state', 'in', states)
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      return rows.map(toTask);
+    },
+  };
+}

@@ -1,0 +1,102 @@
+// The video task store, the same cases on memory and on a real SQLite file
+// (also reopened, so a task survives a restart of the process's storage).
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryBlobStore, createMemoryMetadataStore } from '../storage/memory/index.ts';
+import { createSqliteStorage } from '../storage/sql/sqlite.ts';
+import type { MetadataStore, VideoTaskRecord } from '../storage/types.ts';
+
+let dir: string;
+let n = 0;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'graphrun-video-store-'));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const task = (id: string, extra: Partial<VideoTaskRecord> = {}): VideoTaskRecord => ({
+  id,
+  account_id: 'acct',
+  state: 'created',
+  request: { model: 'gen-q2-turbo', image_settings: [{ key_image: 'https://example.com/a.png', duration: 2, prompt: 'x' }] },
+  credits: 4,
+  provider: 'local',
+  provider_task_id: null,
+  link_base: 'http://127.0.0.1:1/mount',
+  output_asset_id: null,
+  error: null,
+  created_at: 1000,
+  updated_at: 1000,
+  expires_at: 99_000,
+  ...extra,
+});
+
+const stores: Array<[string, () => Promise<{ store: MetadataStore; close: () => Promise<void> }>]> = [
+  ['memory', async () => ({ store: createMemoryMetadataStore(), close: async () => {} })],
+  [
+    'sqlite',
+    async () => {
+      const storage = await createSqliteStorage({ filename: join(dir, `db-${++n}.sqlite`), blobs: createMemoryBlobStore() });
+      return { store: storage.metadata, close: () => storage.close() };
+    },
+  ],
+];
+
+describe.each(stores)('video task store: %s', (_name, open) => {
+  it('creates, reads within the account only, and returns copies', async () => {
+    const { store, close } = await open();
+    const input = task('t1');
+    await store.createVideoTask(input);
+    (input.request as { model: string }).model = 'changed';
+    const got = await store.getVideoTask('acct', 't1');
+    expect(got).toEqual(task('t1'));
+    (got!.request as { model: string }).model = 'mutated';
+    expect((await store.getVideoTask('acct', 't1'))!.request.model).toBe('gen-q2-turbo');
+    expect(await store.getVideoTask('other', 't1')).toBeNull();
+    expect(await store.getVideoTask('acct', 'missing')).toBeNull();
+    await expect(store.createVideoTask(task('t1'))).rejects.toThrow();
+    await close();
+  });
+
+  it('moves state only from the expected state, applying only the given fields', async () => {
+    const { store, close } = await open();
+    await store.createVideoTask(task('t2'));
+    expect(await store.transitionVideoTask('t2', 'queueing', 'processing', { updated_at: 2000 })).toBe(false);
+    expect(await store.transitionVideoTask('t2', 'created', 'queueing', { provider_task_id: 'p-1', updated_at: 2000 })).toBe(true);
+    expect(await store.transitionVideoTask('t2', 'created', 'queueing', { updated_at: 2500 })).toBe(false);
+    // Same state: a field update that still needs the state to be what the writer saw.
+    expect(await store.transitionVideoTask('t2', 'queueing', 'queueing', { provider_task_id: 'p-2', updated_at: 2600 })).toBe(true);
+    expect(await store.transitionVideoTask('t2', 'queueing', 'failed', { error: { message: 'no', details: ['a'] }, updated_at: 3000 })).toBe(true);
+    expect(await store.getVideoTask('acct', 't2')).toEqual(
+      task('t2', { state: 'failed', provider_task_id: 'p-2', error: { message: 'no', details: ['a'] }, updated_at: 3000 }),
+    );
+    expect(await store.transitionVideoTask('missing', 'created', 'queueing', { updated_at: 1 })).toBe(false);
+    await close();
+  });
+
+  it('lists tasks by state, oldest first, up to the limit', async () => {
+    const { store, close } = await open();
+    await store.createVideoTask(task('b', { created_at: 20 }));
+    await store.createVideoTask(task('a', { created_at: 30, state: 'processing' }));
+    await store.createVideoTask(task('c', { created_at: 10, state: 'success', output_asset_id: 'asset-1' }));
+    await store.createVideoTask(task('d', { created_at: 5, state: 'queueing' }));
+    expect((await store.listVideoTasksByState(['created', 'queueing', 'processing'], 10)).map((t) => t.id)).toEqual(['d', 'b', 'a']);
+    expect((await store.listVideoTasksByState(['created', 'queueing', 'processing'], 2)).map((t) => t.id)).toEqual(['d', 'b']);
+    expect(await store.listVideoTasksByState([], 10)).toEqual([]);
+    expect((await store.listVideoTasksByState(['success'], 10))[0].output_asset_id).toBe('asset-1');
+    await close();
+  });
+});
+
+describe('video tasks on SQLite', () => {
+  it('survive reopening the database file', async () => {
+    const filename = join(dir, 'reopen.sqlite');
+    const first = await createSqliteStorage({ filename, blobs: createMemoryBlobStore() });
+    await first.metadata.createVideoTask(task('kept', { state: 'processing', provider_task_id: 'p-9' }));
+    await first.close();
+    const second = await createSqliteStorage({ filename, blobs: createMemoryBlobStore() });
+    expect(await second.metadata.listVideoTasksByState(['processing'], 10)).toEqual([task('kept', { state: 'processing', provider_task_id: 'p-9' })]);
+    await second.close();
+  });
+});
