@@ -6,13 +6,10 @@
 // exceeds 64 KiB is a 400; a field out of its bounds a 422.
 import { MultipartError, MultipartLimitError, multipartBoundary, parseMultipart, type MultipartPart } from '../../multipart.ts';
 import { MusicError } from './errors.ts';
+import { DEFAULT_DURATION, durationProblem, MAX_PROMPT_CHARS, promptProblem } from './limits.ts';
 import type { MusicRequest } from './provider.ts';
 
 export const MAX_FORM_BYTES = 64 * 1024;
-export const MAX_PROMPT_CHARS = 2000;
-export const MIN_DURATION = 1;
-export const MAX_DURATION = 300;
-export const DEFAULT_DURATION = 30;
 
 const invalid = (message: string) => new MusicError('validation_error', message);
 
@@ -46,10 +43,8 @@ function checkPrompt(bytes: Uint8Array | null): string {
     throw invalid('prompt: must be UTF-8 text');
   }
   const prompt = text.trim();
-  if (prompt === '') throw invalid('prompt: must not be empty');
-  if ([...prompt].length > MAX_PROMPT_CHARS) throw invalid(`prompt: must be at most ${MAX_PROMPT_CHARS} characters`);
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(prompt)) throw invalid('prompt: must not contain control characters');
+  const problem = promptProblem(prompt);
+  if (problem) throw invalid(problem);
   return prompt;
 }
 
@@ -58,9 +53,8 @@ function checkDuration(bytes: Uint8Array | null): number {
   if (text === '') return DEFAULT_DURATION;
   if (text === null || !/^\d+(\.\d+)?$/.test(text)) throw invalid('duration: must be a number of seconds, e.g. 30 or 12.5');
   const seconds = Number(text);
-  if (seconds < MIN_DURATION || seconds > MAX_DURATION) {
-    throw invalid(`duration: must be from ${MIN_DURATION} to ${MAX_DURATION} seconds, got ${text}`);
-  }
+  const problem = durationProblem(seconds);
+  if (problem) throw invalid(problem);
   return seconds;
 }
 

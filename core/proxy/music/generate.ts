@@ -6,6 +6,7 @@ import type { ServiceContext } from '../../context.ts';
 import { chargeCredits, proxyAccount } from '../auth.ts';
 import { GENERIC_UPSTREAM, MusicError, musicErrorResponse } from './errors.ts';
 import { readMusicForm } from './form.ts';
+import { musicCredits } from './limits.ts';
 import { createGenerationLimiter, type GenerationLimiter } from './limiter.ts';
 import { ndjsonBody } from './ndjson.ts';
 import { MusicProviderError, musicProviderOf } from './provider.ts';
@@ -13,9 +14,6 @@ import { MusicProviderError, musicProviderOf } from './provider.ts';
 export const DEFAULT_MUSIC_CONCURRENCY = 2;
 /** Seconds a client is told to wait when its account is at the concurrency limit. */
 const RETRY_AFTER = 5;
-
-/** Credits of one generation: one per started 10 seconds of audio. */
-export const musicCredits = (durationSeconds: number) => Math.ceil(durationSeconds / 10);
 
 const limiters = new WeakMap<ServiceContext, GenerationLimiter>();
 const limiterOf = (ctx: ServiceContext) => {

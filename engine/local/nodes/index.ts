@@ -2,9 +2,10 @@
 import type { LocalNode } from '../define-node.ts';
 import { basicNodeList } from './basic.ts';
 import { imageNodes } from './image.ts';
+import { musicNodes } from './music-generate.ts';
 
 export const basicNodes: LocalNode[] = basicNodeList;
-export { imageNodes };
+export { imageNodes, musicNodes };
 
 /** Everything built in: what createLocalEngine runs when given no node list. */
-export const builtinNodes: LocalNode[] = [...basicNodes, ...imageNodes];
+export const builtinNodes: LocalNode[] = [...basicNodes, ...imageNodes, ...musicNodes];
