@@ -4,6 +4,7 @@
 // binary frames must be the worker's own, in the worker's order.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../engine/types.ts';
+import { blake3Of } from './helpers/assets.ts';
 import { connectWs, type Frame, type WsClient } from './helpers/ws-client.ts';
 import { submitOk, waitForJob } from './helpers/jobs.ts';
 import { eventsOf, openEvents } from './helpers/sse-client.ts';
@@ -152,16 +153,19 @@ describe('worker events through the service', () => {
     const sent = w.sent.filter((f) => f.type === 'binary:4' && f.sid === s.clientIdOn(w)).at(-1)!;
     expect(Buffer.from(previews[0].json.data_base64, 'base64').equals(Buffer.from(previewImage(sent.bytes!)))).toBe(true);
 
-    // Outputs (the two nodes that showed text) come after the live progress, before the end.
+    // Outputs (the two nodes that showed text) come as their nodes finish, while the job runs, before the end.
     const outputs = items.filter((i) => i.event === 'output');
     expect(outputs.map((o) => o.json.node_id).sort()).toEqual(['sh', 't']);
-    expect(kinds.indexOf('output')).toBeGreaterThan(kinds.lastIndexOf('progress'));
-    expect(kinds.indexOf('output')).toBeGreaterThan(kinds.indexOf('preview'));
+    for (const o of outputs) {
+      expect(items.indexOf(o)).toBeGreaterThan(items.findIndex((i) => i.event === 'progress' && i.json.current_node === o.json.node_id));
+      expect(items.indexOf(o)).toBeLessThan(items.length - 1);
+    }
+    expect(kinds.indexOf('output')).toBeLessThan(kinds.lastIndexOf('progress'));
     const done = await waitForJob(s, id, 'succeeded');
     expect(done.outputs.map((o: any) => o.id).sort()).toEqual(outputs.map((o) => o.json.id).sort());
   });
 
-  it('the file an /ws executed message names downloads through /api/view with the worker\'s bytes', async () => {
+  it('the file an /ws executed message names by content downloads through /api/view with the worker\'s bytes', async () => {
     const { id } = await run({ e: { class_type: 'EmptyImage', inputs: { width: 3, height: 3, batch_size: 1, color: 0x00ff00 } }, s: { class_type: 'SaveImage', inputs: { images: ['e', 0], filename_prefix: 'named' } } });
     const executed = c.jobMessages(id).find((m) => m.type === 'executed' && m.data.node === 's')!;
     const [ref] = executed.data.output.images;
@@ -171,5 +175,8 @@ describe('worker events through the service', () => {
     const bytes = new Uint8Array(await (await s.fetch(r.headers.get('location')!)).arrayBuffer());
     const [file] = s.workers[0].queue.history.get(id)!.outputs.s.images as Array<{ filename: string }>;
     expect(Buffer.from(bytes).equals(Buffer.from(s.workerFile(s.workers[0], 'output', file.filename)))).toBe(true);
+    // Not the worker's file name (another job's worker may write one just like it): the content's.
+    expect(file.filename).toBe('named_00001_.png');
+    expect(ref.filename).toBe(`${(await blake3Of(bytes)).slice('blake3:'.length)}.png`);
   });
 });

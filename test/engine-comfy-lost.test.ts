@@ -3,12 +3,14 @@
 // job still completes, found through the worker's /history and /queue), its
 // /prompt answers 500 (another worker takes the job), or it never finishes
 // (the per-job timeout fails the job with TimeoutError).
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Workflow } from '../engine/types.ts';
 import type { FakeWorker } from './fakes/comfyui-worker.ts';
 import { expectSameBytes } from './helpers/assets.ts';
 import { connectWs } from './helpers/ws-client.ts';
-import { saveImageWorkflow, submitOk, until, waitForJob } from './helpers/jobs.ts';
+import { getJob, saveImageWorkflow, submitOk, until, waitForJob } from './helpers/jobs.ts';
 import { waitWorkflow } from './helpers/local-nodes.ts';
 import { startWorkerService, type WorkerService } from './helpers/worker-service.ts';
 
@@ -49,6 +51,43 @@ describe('a worker that crashes mid-job', () => {
     // The account hears why the job started over.
     const note = await ws.waitFor('notification', (f) => f.kind === 'text' && f.type === 'notification' && f.data.prompt_id === job.id);
     expect((note as any).data.value).toMatch(/lost.*runs again on another worker/);
+    await ws.close();
+  });
+
+  it('requeue after the first of two SaveImage nodes was committed: the job succeeds with each output once', async () => {
+    s = await startWorkerService({ workers: 2 });
+    const [first, other] = s.workers;
+    // The other worker's counter is further on: the run there names the same image one_00002_.png.
+    writeFileSync(join(other.files.dir('output'), 'one_00001_.png'), 'another file');
+    const ws = await connectWs(s.base, { clientId: 'requeue' });
+    const job = await submitOk(s, {
+      e1: { class_type: 'EmptyImage', inputs: { width: 4, height: 3, batch_size: 1, color: 0x102030 } },
+      s1: { class_type: 'SaveImage', inputs: { images: ['e1', 0], filename_prefix: 'one' } },
+      ...waitWorkflow(8, 50, 20),
+      e2: { class_type: 'EmptyImage', inputs: { width: 4, height: 3, batch_size: 1, color: 0x405060 } },
+      s2: { class_type: 'SaveImage', inputs: { images: ['e2', 0], filename_prefix: 'two' } },
+    });
+    await until('s1 committed while the job runs on the first worker', async () => (await getJob(s!, job.id)).body.outputs.some((o: any) => o.node_id === 's1'), 5000);
+    expect(first.queue.running?.item[1]).toBe(job.id);
+    await first.crash();
+
+    const done = await waitForJob(s, job.id, 'succeeded', 10_000);
+    expect(ran(other)).toEqual([job.id]);
+    expect(s.log.find((l) => l.message === 'job moved to another worker')?.detail?.outputs_committed).toBe(1);
+    expect(done.outputs.map((o: any) => o.node_id).sort()).toEqual(['s1', 's2', 'w3']);
+    // s1 keeps its first name and asset; the re-run's file (other name, same bytes) is that output.
+    const s1 = done.outputs.find((o: any) => o.node_id === 's1');
+    expect(s1.name).toBe('one_00001_.png');
+    expect((other.queue.history.get(job.id)!.outputs.s1.images as any)[0].filename).toBe('one_00002_.png');
+    const bytes = new Uint8Array(await (await s.fetch(s1.url)).arrayBuffer());
+    expectSameBytes(bytes, s.workerFile(first, 'output', 'one_00001_.png'));
+    expectSameBytes(bytes, s.workerFile(other, 'output', 'one_00002_.png'));
+    const s2 = done.outputs.find((o: any) => o.node_id === 's2');
+    expectSameBytes(new Uint8Array(await (await s.fetch(s2.url)).arrayBuffer()), s.workerFile(other, 'output', s2.name));
+    // /ws showed s1 from both runs under the one content-addressed name.
+    await ws.waitFor('the end', (f) => f.kind === 'text' && f.type === 'executing' && f.data.node === null && f.data.prompt_id === job.id);
+    const names = ws.jobMessages(job.id).filter((m) => m.type === 'executed' && m.data.node === 's1').map((m) => m.data.output.images[0].filename);
+    expect(names).toEqual([`${s1.hash.slice('blake3:'.length)}.png`, `${s1.hash.slice('blake3:'.length)}.png`]);
     await ws.close();
   });
 

@@ -24,15 +24,18 @@ export const toOutputAsset = (a: AssetRecord): OutputAsset => ({
   hash: a.hash,
 });
 
-/**
- * Commits one output. A job that runs again after a restart produces the
- * same files: an output with the same node, name and bytes as one the job
- * already has is that one, so outputs committed before the crash are kept
- * and not listed twice. Returns the asset and whether it is new.
- */
 /** How long temporary files (previews) are kept. */
 export const TEMP_RETENTION_MS = 24 * 3600 * 1000;
 
+/**
+ * Commits one output. A job that runs again produces the same files: an
+ * output with the same node, name and bytes as one the job already has is
+ * that one, so outputs committed before are kept and not listed twice.
+ * Checked on every attempt, not only after a restart: an engine may run a
+ * job again within one attempt (the worker engine, after a lost worker,
+ * commits a re-run's file under the name of the output it matches).
+ * Returns the asset and whether it is new.
+ */
 export async function commitJobOutput(
   ctx: ServiceContext,
   job: JobRecord,
@@ -54,14 +57,12 @@ export async function commitJobOutput(
     });
     return { asset: result.asset, created: true };
   }
-  if (job.attempts > 1) {
-    const same = (await ctx.metadata.listJobAssets(job.account_id, job.id)).find(
-      (a) => a.node_id === output.node_id && a.file_path === output.name && a.hash === staged.hash,
-    );
-    if (same) {
-      await staged.writer.abort();
-      return { asset: same, created: false };
-    }
+  const same = (await ctx.metadata.listJobAssets(job.account_id, job.id)).find(
+    (a) => a.node_id === output.node_id && a.file_path === output.name && a.hash === staged.hash,
+  );
+  if (same) {
+    await staged.writer.abort();
+    return { asset: same, created: false };
   }
   const result = await mintAsset(ctx, staged, {
     account_id: job.account_id,

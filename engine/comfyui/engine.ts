@@ -1,11 +1,23 @@
 // The worker engine: runs jobs on a pool of engine servers that speak the
 // reference's HTTP + WebSocket protocol. Node definitions are the workers'
 // /object_info (cached, refreshed); validation applies the local engine's
-// rules to them; each job runs on the least-loaded healthy worker and, if
-// that worker is lost before anything was committed, runs again on another
-// (onWorkerLost 'requeue', the default) or fails with WorkerLostError.
+// rules to them; each job runs on the least-loaded healthy worker. A node's
+// files are committed as soon as the worker reports them, so a running job
+// already lists them under their content-addressed names.
+//
+// A job whose worker is lost (unreachable too long, restarted, answering 5xx)
+// runs again on another worker (onWorkerLost 'requeue', the default, at most
+// maxRequeues times) or fails with WorkerLostError ('fail'). It is requeued
+// also after some of its outputs were committed: the re-run produces them
+// again, and an output file of the re-run whose node and bytes are those of
+// an output already committed is that output (found by size, then hash, and
+// committed under its first name, so the store keeps one), while the worker
+// file names, which differ between workers (each counts its own), play no
+// part. Files whose bytes differ (a node that is not deterministic) are new
+// outputs next to the earlier ones. So the job ends with each output once,
+// and what a user already fetched stays valid.
 import type { Dispatcher } from 'undici';
-import { EngineNotReadyError, type Engine, type EngineJob, type ExecutionContext, type NodeDefinition, type Workflow } from '../types.ts';
+import { EngineNotReadyError, type Engine, type EngineJob, type ExecutionContext, type NodeDefinition, type OutputAsset, type Workflow } from '../types.ts';
 import { createPool } from './pool.ts';
 import { runJob } from './run-job.ts';
 import { validateAgainst } from './validate.ts';
@@ -45,6 +57,8 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
     if (!/^https?:\/\/[^/]/.test(url)) throw new Error(`createComfyEngine: not an http(s) URL: ${url}`);
   }
   const clientId = crypto.randomUUID();
+  const log = opts.log ?? (() => {});
+  const settling = new Set<Promise<void>>();
   const pool = createPool({
     urls: opts.workers,
     perWorker: opts.perWorker ?? 1,
@@ -54,9 +68,8 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
     backoffMaxMs: opts.backoffMaxMs ?? 30_000,
     definitionsRefreshMs: opts.definitionsRefreshMs ?? 60_000,
     dispatcher: opts.dispatcher,
-    log: opts.log ?? (() => {}),
+    log,
   });
-  const settling = new Set<Promise<void>>();
 
   /** The union of the workers' classes; a job goes to a worker that has all of its own. */
   async function nodeDefinitions(): Promise<Record<string, NodeDefinition>> {
@@ -69,6 +82,8 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
 
   async function execute(job: EngineJob, ctx: ExecutionContext): Promise<void> {
     const classes = [...new Set(Object.values(job.workflow as Workflow).map((n) => n?.class_type))];
+    // What the job's runs committed so far: a re-run's file that is one of these is not committed twice.
+    const committed = new Map<string, OutputAsset>();
     let avoid;
     for (let attempt = 0; ; attempt++) {
       const { worker, release } = await pool.acquire(classes, ctx.signal, avoid);
@@ -82,6 +97,8 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
           socketWaitMs: 2000,
           cancelSettleMs: 10_000,
           resume: attempt > 0,
+          earlier: [...committed.values()],
+          onCommitted: (asset) => void committed.set(asset.id, asset),
           onCancelSent: (p) => {
             settle = p;
           },
@@ -90,9 +107,9 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
       } catch (err) {
         if (!(err instanceof WorkerLostError)) throw err;
         worker.suspect();
-        const again = (opts.onWorkerLost ?? 'requeue') === 'requeue' && err.requeueable && attempt < (opts.maxRequeues ?? 2) && !ctx.signal.aborted;
+        const again = (opts.onWorkerLost ?? 'requeue') === 'requeue' && attempt < (opts.maxRequeues ?? 2) && !ctx.signal.aborted;
         if (!again) throw err;
-        (opts.log ?? (() => {}))('job moved to another worker', { job_id: job.id, worker: worker.url, error: err.message });
+        log('job moved to another worker', { job_id: job.id, worker: worker.url, error: err.message, outputs_committed: committed.size });
         ctx.emit({ type: 'notification', value: `The worker running this job was lost (${err.message}); it runs again on another worker.` });
         avoid = worker;
       } finally {

@@ -104,3 +104,19 @@ export function fileRefsOf(outputs: Record<string, unknown>): FileRef[] {
   }
   return refs;
 }
+
+/** The node's ui with each file reference `rename` answers for named so; everything else as it was. */
+export function renameRefs(node_id: string, ui: Record<string, unknown>, rename: (ref: FileRef) => string | null): Record<string, unknown> {
+  const refs = new Map(fileRefsOf({ [node_id]: ui }).map((r) => [`${r.key}\0${r.folder}\0${r.subfolder}\0${r.filename}`, r]));
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(ui)) {
+    const one = (item: unknown) => {
+      const ref = asRef(item);
+      const found = ref && refs.get(`${key}\0${ref.folder}\0${ref.subfolder}\0${ref.filename}`);
+      const name = found ? rename(found) : null;
+      return name !== null && name !== ref!.filename ? { ...(item as Record<string, unknown>), filename: name } : item;
+    };
+    out[key] = Array.isArray(value) ? value.map(one) : one(value);
+  }
+  return out;
+}

@@ -3,11 +3,17 @@
 // and ends on whichever comes first: the prompt's end on the socket, a
 // cross-check through /history and /queue (after a dropped socket, and
 // periodically, so no completion is missed), a cancel, the timeout, or the
-// worker being unreachable for too long. On success its files are committed.
-import { ExecutionError, type EngineJob, type ExecutionContext, type NodeDefinition } from '../types.ts';
-import { commitFiles, outputsOf, verdictOf } from './collect-outputs.ts';
+// worker being unreachable for too long. A node's files are committed when
+// its `executed` message arrives, and that event goes out only once they are,
+// so it names what we stored; the messages behind it wait, keeping the
+// worker's order. At the end the history entry commits what the messages
+// missed.
+import { ExecutionError, type EngineEvent, type EngineJob, type ExecutionContext, type OutputAsset } from '../types.ts';
+import { createEventOrder } from './event-order.ts';
 import { executionErrorOf, JOB_TIMEOUT } from './exception-types.ts';
+import { outputsOf, verdictOf } from './history-entry.ts';
 import { mapBinary, mapMessage } from './messages.ts';
+import { createNodeOutputs } from './node-outputs.ts';
 import type { JobListener, PoolWorker } from './pool.ts';
 import { stageInputs } from './stage-inputs.ts';
 import { WorkerHttpError, WorkerUnreachable } from './worker-client.ts';
@@ -29,6 +35,10 @@ export interface RunJobOptions {
   onCancelSent(settled: Promise<void>): void;
   /** A run again after the job's worker looked lost: the worker may still have the prompt. */
   resume?: boolean;
+  /** Outputs earlier runs of this job committed. */
+  earlier: readonly OutputAsset[];
+  /** Each output this run commits (or finds committed by an earlier run). */
+  onCommitted(asset: OutputAsset): void;
 }
 
 type End =
@@ -36,11 +46,14 @@ type End =
   | { kind: 'error'; error: ExecutionError }
   | { kind: 'interrupted'; data: Record<string, unknown> }
   | { kind: 'lost'; why: string }
+  | { kind: 'commit-failed'; error: unknown }
   | { kind: 'aborted' }
   | { kind: 'timeout' };
 
 /** The worker's part of the problem (down or 5xx) as opposed to the workflow's. */
 const isWorkerFault = (err: unknown) => err instanceof WorkerUnreachable || (err instanceof WorkerHttpError && err.status >= 500);
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function forwardExtraData(extra: Record<string, unknown> | undefined): Record<string, unknown> {
   if (!extra) return {};
@@ -63,14 +76,14 @@ export function validationMessage(body: Record<string, unknown>): string {
 export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionContext, opts: RunJobOptions): Promise<void> {
   const { client } = worker;
   const id = job.id;
-  const lost = (why: string, requeueable = true) => new WorkerLostError(`The worker ${worker.url} was lost: ${why}`, requeueable, worker.url);
+  const lost = (why: string) => new WorkerLostError(`The worker ${worker.url} was lost: ${why}`, worker.url);
   ctx.signal.throwIfAborted();
 
   let workflow;
   try {
     workflow = await stageInputs(job.workflow, worker.defs ?? {}, ctx, client);
   } catch (err) {
-    if (isWorkerFault(err)) throw lost(err instanceof Error ? err.message : String(err));
+    if (isWorkerFault(err)) throw lost(messageOf(err));
     if (err instanceof WorkerHttpError) throw new ExecutionError(`Staging an input on the worker failed: ${err.message}`, 'WorkerError');
     throw err;
   }
@@ -84,6 +97,9 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
       resolve(e);
     };
   });
+  // Stops this run's file fetches once its result no longer matters (canceled, timed out, worker lost).
+  const halt = new AbortController();
+  const outputs = createNodeOutputs({ client, ctx, signal: AbortSignal.any([ctx.signal, halt.signal]), earlier: opts.earlier, onCommitted: opts.onCommitted });
   let submitted = false;
   let runningNode: string | null = null;
   const executedSeen = new Set<string>();
@@ -91,6 +107,13 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
   let checking = false;
   let successTimer: ReturnType<typeof setTimeout> | undefined;
   let tick: ReturnType<typeof setTimeout> | undefined;
+
+  const stopped = () => halt.signal.aborted || ctx.signal.aborted;
+  const order = createEventOrder(stopped, (error) => end({ kind: 'commit-failed', error }));
+  // Checked again when the step runs: the listener may have canceled on the event before.
+  const emit = (event: EngineEvent) => {
+    if (!stopped()) ctx.emit(event);
+  };
 
   async function crossCheck(): Promise<void> {
     if (checking || ended || !submitted) return;
@@ -108,7 +131,7 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
     } catch (err) {
       if (!isWorkerFault(err)) throw err;
       unreachableSince ??= Date.now();
-      if (Date.now() - unreachableSince >= opts.workerLostAfterMs) end({ kind: 'lost', why: err instanceof Error ? err.message : String(err) });
+      if (Date.now() - unreachableSince >= opts.workerLostAfterMs) end({ kind: 'lost', why: messageOf(err) });
     } finally {
       checking = false;
     }
@@ -132,10 +155,12 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
       const mapped = mapMessage(msg, workflow);
       if (msg.type === 'executing') runningNode = typeof msg.data.node === 'string' ? msg.data.node : null;
       for (const event of mapped.events) {
-        if (event.type === 'executed') executedSeen.add(event.node_id);
-        ctx.emit(event);
-        // The listener may have canceled on this very event: nothing after it is ours to show.
-        if (ctx.signal.aborted) return;
+        if (event.type === 'executed') {
+          executedSeen.add(event.node_id);
+          order.push(async () => emit({ ...event, output: await outputs.commit(event.node_id, event.output) }));
+        } else {
+          order.push(() => emit(event));
+        }
       }
       switch (mapped.ending?.kind) {
         case 'success':
@@ -156,7 +181,7 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
     onBinary(frame) {
       if (ended || ctx.signal.aborted) return;
       const event = mapBinary(frame, runningNode);
-      if (event) ctx.emit(event);
+      if (event) order.push(() => emit(event));
     },
     onSocketDown() {
       clearTimeout(tick);
@@ -167,10 +192,32 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
     },
   };
 
+  let timedOut = false;
+  const timeoutError = () => new ExecutionError(`The job did not finish on the worker within ${opts.jobTimeoutMs} ms.`, JOB_TIMEOUT);
+  /** A commit that failed: cut short by a cancel or the timeout, the worker's fault (lost), its refusal (WorkerError), or ours. */
+  function commitFailure(err: unknown): unknown {
+    if (ctx.signal.aborted) return ctx.signal.reason;
+    if (timedOut) return timeoutError();
+    if (isWorkerFault(err)) return lost(messageOf(err));
+    if (err instanceof WorkerHttpError) return new ExecutionError(`Fetching an output from the worker failed: ${err.message}`, 'WorkerError');
+    return err;
+  }
+  /** The prompt may still run on the worker: ask it to stop; its slot stays taken while the worker lets go. */
+  function cancelPrompt(): void {
+    opts.onCancelSent(cancelOnWorker(client, id).then(() => waitGone(worker, id, opts.cancelSettleMs)).catch(() => {}));
+  }
+
   const onAbort = () => end({ kind: 'aborted' });
   const unlisten = worker.listen(id, listener);
   ctx.signal.addEventListener('abort', onAbort, { once: true });
-  const timeout = opts.jobTimeoutMs ? setTimeout(() => end({ kind: 'timeout' }), opts.jobTimeoutMs) : undefined;
+  const timeout = opts.jobTimeoutMs
+    ? setTimeout(() => {
+        timedOut = true;
+        // Also while the end is being collected: a file the worker never finishes sending must not hold the job.
+        halt.abort(new Error('the job timed out'));
+        end({ kind: 'timeout' });
+      }, opts.jobTimeoutMs)
+    : undefined;
   try {
     // Submitting before the socket is up would miss the first messages (not the end: cross-checks catch that).
     await worker.socket?.whenConnected(opts.socketWaitMs);
@@ -182,7 +229,7 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
       const known = opts.resume && ((await client.history(id)) !== null || Object.values(await client.queue()).some((ids) => ids.includes(id)));
       res = known ? null : await client.submit(payload);
     } catch (err) {
-      if (isWorkerFault(err)) throw lost(err instanceof Error ? err.message : String(err));
+      if (isWorkerFault(err)) throw lost(messageOf(err));
       throw err;
     }
     if (res && !res.ok) throw new ExecutionError(validationMessage(res.body), 'ValidationError');
@@ -191,42 +238,49 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
     if (!res) void crossCheck().catch(() => {});
 
     const result = await ending;
+    if (result.kind === 'aborted' || result.kind === 'timeout' || result.kind === 'lost') halt.abort(new Error(`the run ended: ${result.kind}`));
+    // Nodes that finished before the end keep their files (a failed job shows what it made), and their events go out first.
+    await order.drained();
     switch (result.kind) {
       case 'aborted':
-      case 'timeout': {
-        const settled = cancelOnWorker(client, id).then(() => waitGone(worker, id, opts.cancelSettleMs));
-        opts.onCancelSent(settled.catch(() => {}));
-        if (result.kind === 'aborted') throw ctx.signal.reason;
-        throw new ExecutionError(`The job did not finish on the worker within ${opts.jobTimeoutMs} ms.`, JOB_TIMEOUT);
-      }
+        cancelPrompt();
+        throw ctx.signal.reason;
+      case 'timeout':
+        cancelPrompt();
+        throw timeoutError();
       case 'error':
         throw result.error;
       case 'interrupted':
         throw interruptedError(result.data, workflow);
       case 'lost':
         throw lost(result.why);
+      case 'commit-failed':
+        // The prompt runs on, for nothing now.
+        cancelPrompt();
+        throw commitFailure(result.error);
       case 'history': {
         const verdict = verdictOf(result.entry);
         if (verdict.kind === 'error') throw verdict.error;
         if (verdict.kind === 'interrupted') throw interruptedError(verdict.data, workflow);
+        const failed = order.failure();
+        if (failed) throw commitFailure(failed.error);
         // Messages missed while the socket was down: the history still says what each output node showed.
-        for (const [node_id, output] of Object.entries(outputsOf(result.entry))) {
-          if (!executedSeen.has(node_id) && output && typeof output === 'object') ctx.emit({ type: 'executed', node_id, output: output as Record<string, unknown> });
-        }
-        try {
-          await commitFiles(result.entry, client, ctx);
-        } catch (err) {
-          if (ctx.signal.aborted) throw ctx.signal.reason;
-          // Some files may be committed already: running it again elsewhere would not be clean.
-          if (isWorkerFault(err)) throw lost(err instanceof Error ? err.message : String(err), false);
-          if (err instanceof WorkerHttpError) throw new ExecutionError(`Fetching an output from the worker failed: ${err.message}`, 'WorkerError');
-          throw err;
+        for (const [node_id, ui] of Object.entries(outputsOf(result.entry))) {
+          if (!isRecord(ui)) continue;
+          let named;
+          try {
+            named = await outputs.commit(node_id, ui);
+          } catch (err) {
+            throw commitFailure(err);
+          }
+          if (!executedSeen.has(node_id)) ctx.emit({ type: 'executed', node_id, output: named });
         }
         return;
       }
     }
   } finally {
     ended = true;
+    halt.abort(new Error('the run ended'));
     unlisten();
     ctx.signal.removeEventListener('abort', onAbort);
     clearTimeout(timeout);

@@ -34,7 +34,14 @@ export interface WorkerClient {
   interrupt(promptId: string): Promise<void>;
   deleteQueued(promptId: string): Promise<void>;
   upload(file: MultipartFile, fields: Record<string, string>): Promise<{ name: string; subfolder: string; type: string }>;
-  view(ref: { filename: string; subfolder: string; type: string }, signal?: AbortSignal): Promise<{ content_type: string | null; body: AsyncIterable<Uint8Array> }>;
+  /** A file's bytes as they stream; `size` from Content-Length when the worker sent one. */
+  view(ref: { filename: string; subfolder: string; type: string }, signal?: AbortSignal): Promise<ViewedFile>;
+}
+
+export interface ViewedFile {
+  content_type: string | null;
+  size: number | null;
+  body: AsyncIterable<Uint8Array> & { destroy?: () => void };
 }
 
 type Options = Omit<Dispatcher.RequestOptions, 'origin' | 'path' | 'method'> & { method?: Dispatcher.HttpMethod };
@@ -111,9 +118,10 @@ export function createWorkerClient(baseUrl: string, dispatcher?: Dispatcher): Wo
     async view(ref, signal) {
       const q = new URLSearchParams({ filename: ref.filename, subfolder: ref.subfolder, type: ref.type });
       const res = await call(`/view?${q}`, 'view', signal ? { signal } : {});
-      if (res.statusCode !== 200) throw new WorkerHttpError(res.statusCode, await res.body.text(), `view ${ref.filename}`);
+      if (res.statusCode !== 200) throw new WorkerHttpError(res.statusCode, await res.body.text().catch(() => ''), `view ${ref.filename}`);
       const ct = res.headers['content-type'];
-      return { content_type: typeof ct === 'string' ? ct : null, body: res.body as AsyncIterable<Uint8Array> };
+      const length = Number(res.headers['content-length']);
+      return { content_type: typeof ct === 'string' ? ct : null, size: Number.isSafeInteger(length) && length >= 0 ? length : null, body: res.body };
     },
   };
 }

@@ -1,11 +1,12 @@
 // The error of a job whose worker went away (unreachable, restarted, or
-// answering 5xx) rather than of the workflow. `requeueable` is true while
-// nothing of the job was committed yet, so running it again elsewhere is safe.
+// answering 5xx) rather than of the workflow: the engine may run the job again
+// on another worker, also after some of its outputs were committed (engine.ts
+// says why that is safe).
 import { ExecutionError } from '../types.ts';
 import { WORKER_LOST } from './exception-types.ts';
 
 export class WorkerLostError extends ExecutionError {
-  constructor(message: string, readonly requeueable: boolean, readonly worker: string) {
+  constructor(message: string, readonly worker: string) {
     super(message, WORKER_LOST);
   }
 }
