@@ -55,4 +55,17 @@ describe('queryTemplate', () => {
     const run = queryTemplate(db, 1, (_unused: string) => db.selectFrom('t').select('id'));
     await expect(run('a')).rejects.toThrow(/argument 0/);
   });
+
+  it('takes rows from a direct reader when it has them, and queues through kysely when it answers undefined', async () => {
+    const db = await open();
+    const build = (owner: string) => db.selectFrom('t').select(['id', 'n']).where('owner', '=', owner).orderBy('id');
+    const calls: Array<{ sql: string; parameters: readonly unknown[] }> = [];
+    let answer: unknown[] | undefined = [{ id: 42, n: 0 }];
+    const run = queryTemplate(db, 1, build, (sql, parameters) => (calls.push({ sql, parameters }), answer));
+    expect(await run('a')).toEqual([{ id: 42, n: 0 }]);
+    expect(calls).toEqual([{ sql: build('a').compile().sql, parameters: ['a'] }]);
+    answer = undefined;
+    expect(await run('a')).toEqual([{ id: 1, n: 1 }, { id: 2, n: 5 }]);
+    expect(calls[1].parameters).toEqual(['a']);
+  });
 });

@@ -10,10 +10,12 @@ interface Db {
 }
 
 let db: Kysely<Db>;
+let dialect: FifoSqliteDialect;
 afterEach(() => db?.destroy());
 
 async function open() {
-  db = new Kysely<Db>({ dialect: new FifoSqliteDialect({ database: new BetterSqlite3(':memory:') }) });
+  dialect = new FifoSqliteDialect({ database: new BetterSqlite3(':memory:') });
+  db = new Kysely<Db>({ dialect });
   await db.schema.createTable('t').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('v', 'text').execute();
   return db;
 }
@@ -77,5 +79,24 @@ describe('FifoSqliteDialect', () => {
     await reading;
     expect(streamed).toEqual([1, 2, 3]);
     expect(await count).toHaveLength(3);
+  });
+
+  it('reads at once only while the connection is free: never inside another caller\'s transaction', async () => {
+    const db = await open();
+    await db.insertInto('t').values({ id: 1, v: 'one' }).execute();
+    const select = 'select "id", "v" from "t" order by "id"';
+    expect(dialect.readNow(select, [])).toEqual([{ id: 1, v: 'one' }]);
+    // Not a read: left to the queue.
+    expect(dialect.readNow('update "t" set "v" = ?', ['x'])).toBeUndefined();
+    let insideTx: unknown[] | undefined = [];
+    await db.transaction().execute(async (trx) => {
+      await trx.insertInto('t').values({ id: 2, v: 'uncommitted' }).execute();
+      // The transaction's own writes are on the one connection: a read now would see them.
+      insideTx = dialect.readNow(select, []);
+    });
+    expect(insideTx).toBeUndefined();
+    expect(dialect.readNow(select, [])).toEqual([{ id: 1, v: 'one' }, { id: 2, v: 'uncommitted' }]);
+    await db.destroy();
+    expect(dialect.readNow(select, [])).toBeUndefined();
   });
 });

@@ -15,7 +15,7 @@
 // submission, is small next to running a workflow.
 import { sql, type Kysely, type Updateable } from 'kysely';
 import type { AccountJobFilter, JobRecord, JobStore } from '../types.ts';
-import { queryTemplate } from './query-template.ts';
+import { queryTemplate, type DirectReader } from './query-template.ts';
 import { selectAssets, toAsset, toJob } from './rows.ts';
 import { toNumber, type Database, type JobsTable } from './schema.ts';
 
@@ -26,10 +26,14 @@ const PROGRESS_STATUSES = ['running', 'canceling'];
 
 const json = (v: Record<string, unknown> | null) => (v === null ? null : JSON.stringify(v));
 
-export function createSqlJobStore(db: Kysely<Database>): JobStore {
+/** `direct`: runs the hot reads without kysely's executor when the dialect can (SQLite). */
+export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): JobStore {
   // The two reads of every GET /api/v2/jobs/{id}, compiled once.
-  const ownJob = queryTemplate(db, 2, (id: string, accountId: string) =>
-    db.selectFrom('jobs').selectAll().where('id', '=', id).where('account_id', '=', accountId),
+  const ownJob = queryTemplate(
+    db,
+    2,
+    (id: string, accountId: string) => db.selectFrom('jobs').selectAll().where('id', '=', id).where('account_id', '=', accountId),
+    direct,
   );
   // Assets carry no commit sequence; created_at (stamped at commit) then id stands in for it.
   const jobAssets = queryTemplate(db, 2, (jobId: string, accountId: string) =>
@@ -38,6 +42,7 @@ export function createSqlJobStore(db: Kysely<Database>): JobStore {
       .where('assets.account_id', '=', accountId)
       .orderBy('assets.created_at')
       .orderBy('assets.id'),
+    direct,
   );
 
   /** The account's jobs matching the filter (statuses non-empty: `IN ()` is a syntax error on PostgreSQL). */

@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { MetadataStore } from '../types.ts';
 import { createSqlJobStore } from './job-store.ts';
+import type { DirectReader } from './query-template.ts';
 import { migrateToLatest } from './migrations.ts';
 import { live, selectAssets, unreferenced, toAccount, toAsset, toBlob } from './rows.ts';
 import type { Database } from './schema.ts';
@@ -12,11 +13,12 @@ import { createSqlVideoTaskStore } from './video-task-store.ts';
 
 const DEFAULT_TIER = 'default';
 
-export function createSqlMetadataStore(db: Kysely<Database>): MetadataStore {
+/** `direct`: how the dialect runs a hot read without kysely's executor, if it can (see DirectReader). */
+export function createSqlMetadataStore(db: Kysely<Database>, direct?: DirectReader): MetadataStore {
   let closed = false;
 
   return {
-    ...createSqlJobStore(db),
+    ...createSqlJobStore(db, direct),
     ...createSqlVideoTaskStore(db),
     migrate: () => migrateToLatest(db),
 

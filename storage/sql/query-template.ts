@@ -7,6 +7,13 @@ import { createQueryId, type Compilable, type CompiledQuery, type Kysely } from 
 const marker = (i: number) => `\u0000graphrun-template-arg-${i}\u0000`;
 
 /**
+ * Runs a compiled SELECT without kysely's executor when it can (rows as
+ * `execute()` gives them), or answers undefined to have it queued through
+ * kysely: e.g. FifoSqliteDialect's `readNow`.
+ */
+export type DirectReader = (sql: string, parameters: readonly unknown[]) => unknown[] | undefined;
+
+/**
  * `build` must use each argument only as a plain bound value (`where(col,
  * '=', arg)`), never to shape the query (no `in` lists, no branches on it):
  * it runs once, with marker strings for the arguments. Rows come back as
@@ -16,6 +23,7 @@ export function queryTemplate<A extends unknown[], R>(
   db: Kysely<any>,
   arity: A['length'],
   build: (...args: A) => Compilable<R>,
+  direct?: DirectReader,
 ): (...args: A) => Promise<R[]> {
   let compiled: CompiledQuery<R> | undefined;
   // For each parameter of the compiled query: the argument it takes, or -1 for a constant.
@@ -29,10 +37,16 @@ export function queryTemplate<A extends unknown[], R>(
     for (let i = 0; i < arity; i++) if (!used.has(i)) throw new Error(`queryTemplate: argument ${i} is not a bound parameter`);
     return query;
   };
-  return async (...args) => {
-    compiled ??= compile();
-    const parameters = compiled.parameters.map((p, i) => (slots[i] === -1 ? p : args[slots[i]]));
-    const result = await db.executeQuery<R>({ ...compiled, parameters, queryId: createQueryId() });
-    return result.rows;
+  const run = async (query: CompiledQuery<R>, parameters: unknown[]) =>
+    (await db.executeQuery<R>({ ...query, parameters, queryId: createQueryId() })).rows;
+  return (...args) => {
+    try {
+      compiled ??= compile();
+      const parameters = compiled.parameters.map((p, i) => (slots[i] === -1 ? p : args[slots[i]]));
+      const rows = direct?.(compiled.sql, parameters);
+      return rows === undefined ? run(compiled, parameters) : Promise.resolve(rows as R[]);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   };
 }

@@ -4,19 +4,48 @@
 // back to sleep. With a few dozen requests in flight that is dozens of wake-ups
 // per query, more than a small indexed read costs. Here each waiter has its
 // own turn, so kysely's driver never sees more than one caller at a time.
-import { SqliteDialect, type DatabaseConnection, type Driver, type QueryCompiler, type TransactionSettings } from 'kysely';
+//
+// A read can also run at once (`readNow`) while nobody holds the connection:
+// the driver is synchronous, so running the statement there and then is what
+// acquiring, running and releasing would do, minus a dozen promise hops
+// through kysely that cost more than an indexed read.
+import {
+  SqliteDialect,
+  type DatabaseConnection,
+  type Driver,
+  type QueryCompiler,
+  type SqliteDatabase,
+  type SqliteDialectConfig,
+  type TransactionSettings,
+} from 'kysely';
 
 class FifoDriver implements Driver {
   readonly #inner: Driver;
+  readonly #database: SqliteDatabase | undefined;
   readonly #waiting: (() => void)[] = [];
   #held = false;
+  #ready = false;
 
-  constructor(inner: Driver) {
+  constructor(inner: Driver, database: SqliteDatabase | undefined) {
     this.#inner = inner;
+    this.#database = database;
   }
 
-  init(): Promise<void> {
-    return this.#inner.init();
+  async init(): Promise<void> {
+    await this.#inner.init();
+    this.#ready = true;
+  }
+
+  /**
+   * The rows of a SELECT run now, or undefined when the connection is taken
+   * (a transaction, a stream, a query between its awaits) or not open: then
+   * the caller queues through kysely like any other query. While it is free
+   * nobody waits, so going first jumps no queue.
+   */
+  readNow(sql: string, parameters: readonly unknown[]): unknown[] | undefined {
+    if (!this.#ready || this.#held || this.#database === undefined) return undefined;
+    const statement = this.#database.prepare(sql);
+    return statement.reader ? statement.all(parameters) : undefined;
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
@@ -64,12 +93,31 @@ class FifoDriver implements Driver {
     return this.#inner.releaseSavepoint!(connection, name, compile);
   }
   destroy(): Promise<void> {
+    this.#ready = false;
     return this.#inner.destroy();
   }
 }
 
 export class FifoSqliteDialect extends SqliteDialect {
+  readonly #database: SqliteDatabase | undefined;
+  #driver: FifoDriver | undefined;
+
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    // A database given as a factory is only known inside kysely's driver: those read through the queue.
+    this.#database = typeof config.database === 'function' ? undefined : config.database;
+  }
+
   override createDriver(): Driver {
-    return new FifoDriver(super.createDriver());
+    return (this.#driver = new FifoDriver(super.createDriver(), this.#database));
+  }
+
+  /**
+   * A SELECT's rows right away when the connection is free, else undefined.
+   * Rows come straight from the driver: only for a Kysely instance without
+   * plugins that transform results.
+   */
+  readNow(sql: string, parameters: readonly unknown[]): unknown[] | undefined {
+    return this.#driver?.readNow(sql, parameters);
   }
 }

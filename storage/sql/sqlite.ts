@@ -36,8 +36,10 @@ export async function createSqliteStorage(
   // Loaded lazily, so runtimes that inject their own driver never load the native module.
   const database = opts.database ?? new (await import('better-sqlite3')).default(opts.filename);
   // kysely prepares every query anew; the cache reuses statements by SQL text.
-  const db = new Kysely<Database>({ dialect: new FifoSqliteDialect({ database: withStatementCache(database) }) });
-  const metadata = createSqlMetadataStore(db);
+  const dialect = new FifoSqliteDialect({ database: withStatementCache(database) });
+  // No plugins: rows straight from the driver are what kysely would return.
+  const db = new Kysely<Database>({ dialect });
+  const metadata = createSqlMetadataStore(db, (sql, parameters) => dialect.readNow(sql, parameters));
   try {
     for (const pragma of PRAGMAS) database.exec(`PRAGMA ${pragma}`);
     await metadata.migrate();
