@@ -218,4 +218,29 @@ describe('a worker that never finishes', () => {
     // Wedged: the worker still holds it.
     expect(w.queue.running?.item[1]).toBe(job.id);
   });
+
+  it('the stuck worker gets no job after the timeout, even with free slots, until its prompt is gone; then it is used again', async () => {
+    s = await startWorkerService({ workers: 2, engine: { jobTimeoutMs: 800, perWorker: 2 } });
+    const [stuck, good] = s.workers;
+    stuck.failures.hang = 'stuck';
+    const job = await submitOk(s, saveImageWorkflow(0x010101));
+    expect((await waitForJob(s, job.id, 'failed', 5000)).error.exception_type).toBe('TimeoutError');
+    expect(ran(stuck)).toEqual([job.id]);
+
+    // Two jobs at once: each would find a free slot on either worker, yet both go to the good one.
+    const next = [await submitOk(s, saveImageWorkflow(0x020202)), await submitOk(s, saveImageWorkflow(0x030303))];
+    for (const j of next) await waitForJob(s, j.id, 'succeeded', 5000);
+    expect(ran(good)).toEqual(next.map((j) => j.id));
+    expect(ran(stuck)).toEqual([job.id]);
+    // The health loop keeps asking its queue, and says why the worker is left out.
+    await until('the engine saw the prompt linger', () => s!.log.some((l) => l.message === 'worker still runs a canceled prompt; it gets no job until it lets go'), 5000);
+    expect(stuck.queue.running?.item[1]).toBe(job.id);
+
+    // The GPU comes back and honours the interrupt: the worker takes jobs again.
+    stuck.unstick();
+    await until('the engine saw the prompt go', () => s!.log.some((l) => l.message === 'worker let go of the canceled prompt' && l.detail?.worker === stuck.url), 5000);
+    const again = await submitOk(s, saveImageWorkflow(0x040404));
+    await waitForJob(s, again.id, 'succeeded', 5000);
+    expect(ran(stuck)).toEqual([job.id, again.id]);
+  });
 });

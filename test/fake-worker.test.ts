@@ -399,7 +399,7 @@ describe('failure switches', () => {
     expect((await fetch(`${w.url}/prompt`)).status).toBe(200);
   });
 
-  it('hang: the prompt never finishes until interrupted ("stuck" ignores interrupts)', async () => {
+  it('hang: the prompt never finishes until interrupted ("stuck" ignores interrupts until unstick())', async () => {
     const { id: cid, r } = await client();
     w.failures.hang = 'interruptible';
     const p = await submit(sumWorkflow('h'), cid);
@@ -415,6 +415,11 @@ describe('failure switches', () => {
     await post('/interrupt', {});
     await new Promise((res) => setTimeout(res, 200));
     expect((await getJson('/queue')).queue_running.map((i: unknown[]) => i[1])).toEqual([s.prompt_id]);
+    // The GPU comes back: the interrupt sent meanwhile is honoured.
+    w.unstick();
+    await ended(r, s.prompt_id);
+    expect((await getJson('/queue')).queue_running).toEqual([]);
+    expect(w.queue.history.get(s.prompt_id)!.status.messages.map(([type]) => type)).toContain('execution_interrupted');
   });
 
   it('nodeDelayMs slows every node down', async () => {

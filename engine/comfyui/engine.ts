@@ -58,7 +58,6 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
   }
   const clientId = crypto.randomUUID();
   const log = opts.log ?? (() => {});
-  const settling = new Set<Promise<void>>();
   const pool = createPool({
     urls: opts.workers,
     perWorker: opts.perWorker ?? 1,
@@ -86,8 +85,9 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
     const committed = new Map<string, OutputAsset>();
     let avoid;
     for (let attempt = 0; ; attempt++) {
-      const { worker, release } = await pool.acquire(classes, ctx.signal, avoid);
-      let settle: Promise<void> | null = null;
+      const slot = await pool.acquire(classes, ctx.signal, avoid);
+      const { worker } = slot;
+      let canceled = false;
       try {
         await runJob(worker, job, ctx, {
           clientId,
@@ -95,12 +95,11 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
           workerLostAfterMs: opts.workerLostAfterMs ?? 15_000,
           crossCheckMs: opts.crossCheckMs ?? 5000,
           socketWaitMs: 2000,
-          cancelSettleMs: 10_000,
           resume: attempt > 0,
           earlier: [...committed.values()],
           onCommitted: (asset) => void committed.set(asset.id, asset),
-          onCancelSent: (p) => {
-            settle = p;
+          onCancelSent: () => {
+            canceled = true;
           },
         });
         return;
@@ -113,17 +112,9 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
         ctx.emit({ type: 'notification', value: `The worker running this job was lost (${err.message}); it runs again on another worker.` });
         avoid = worker;
       } finally {
-        // A canceled prompt keeps its worker's slot until the worker has let it go.
-        const pending: Promise<void> | null = settle;
-        if (pending) {
-          const p = (pending as Promise<void>).finally(() => {
-            release();
-            settling.delete(p);
-          });
-          settling.add(p);
-        } else {
-          release();
-        }
+        // A canceled prompt keeps its worker (no new job) until the worker has let it go.
+        if (canceled) slot.releaseWhenGone(job.id);
+        else slot.release();
       }
     }
   }
@@ -135,7 +126,6 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
     validate: async (workflow) => validateAgainst(workflow, await nodeDefinitions()),
     execute,
     async close() {
-      // Canceled prompts still settling release their slots on their own; nothing waits on a closed pool.
       pool.close();
     },
   };

@@ -3,6 +3,9 @@
 // comes up, refreshed), one WebSocket per worker whose messages are routed to
 // the job listening for their prompt id, and slots: a job takes the
 // least-loaded healthy worker that has its node classes, or waits for one.
+// A worker still holding a prompt we canceled (or timed out) gets no job
+// until its /queue no longer lists it, which the health loop checks; only
+// then is that slot free again.
 import type { Dispatcher } from 'undici';
 import type { EngineReadiness, NodeDefinition } from '../types.ts';
 import { decodeBinaryFrame, type BinaryFrame } from './binary-frames.ts';
@@ -28,6 +31,15 @@ export interface PoolWorker {
   listen(promptId: string, listener: JobListener): () => void;
   /** Something went wrong talking to it: check its health now rather than at the next tick. */
   suspect(): void;
+  /** Canceled prompts it may still run, each with the release of its slot; while any is left it gets no job. */
+  readonly lingering: ReadonlyMap<string, () => void>;
+}
+
+export interface Slot {
+  worker: PoolWorker;
+  release(): void;
+  /** Frees the slot once the worker no longer lists this prompt (a canceled one it may still run); no job goes to the worker till then. */
+  releaseWhenGone(promptId: string): void;
 }
 
 export interface PoolOptions {
@@ -45,12 +57,17 @@ export interface PoolOptions {
 export interface Pool {
   readonly workers: PoolWorker[];
   /** A slot on the least-loaded healthy worker that knows these classes; waits for one. */
-  acquire(classTypes: string[], signal: AbortSignal, avoid?: PoolWorker): Promise<{ worker: PoolWorker; release(): void }>;
+  acquire(classTypes: string[], signal: AbortSignal, avoid?: PoolWorker): Promise<Slot>;
   readiness(): EngineReadiness;
   /** Resolves once some worker's definitions are known (or after timeoutMs). */
   whenDefinitions(timeoutMs: number): Promise<void>;
   close(): void;
 }
+
+type Member = PoolWorker & {
+  linger(promptId: string, release: () => void): void;
+  stop(): void;
+};
 
 export function createPool(opts: PoolOptions): Pool {
   let closed = false;
@@ -63,16 +80,20 @@ export function createPool(opts: PoolOptions): Pool {
 
   const workers = opts.urls.map((url) => makeWorker(url));
 
-  function makeWorker(url: string): PoolWorker {
+  function makeWorker(url: string): Member {
     const client = createWorkerClient(url, opts.dispatcher);
     const listeners = new Map<string, JobListener>();
+    const lingering = new Map<string, () => void>();
+    /** Checks of lingering prompts so far: they start soon and slow down to the health period. */
+    let lingerChecks = 0;
+    let lingerSince = 0;
     let current: string | null = null;
     let failures = 0;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let defsAt = 0;
     let checking = false;
 
-    const worker: PoolWorker = {
+    const worker: Omit<Member, 'stop'> = {
       url: client.url,
       client,
       healthy: false,
@@ -87,7 +108,32 @@ export function createPool(opts: PoolOptions): Pool {
         };
       },
       suspect: () => schedule(0),
+      lingering,
+      linger(promptId, release) {
+        if (lingering.size === 0) {
+          lingerChecks = 0;
+          lingerSince = Date.now();
+        }
+        lingering.get(promptId)?.();
+        lingering.set(promptId, release);
+        schedule(0);
+      },
     };
+
+    /** Frees the slots of lingering prompts the worker no longer lists. */
+    async function letGo(): Promise<void> {
+      const q = await client.queue();
+      for (const [id, release] of [...lingering]) {
+        if (q.running.includes(id) || q.pending.includes(id)) continue;
+        lingering.delete(id);
+        release();
+      }
+      if (lingering.size === 0 && Date.now() - lingerSince >= opts.healthIntervalMs) {
+        opts.log('worker let go of the canceled prompt', { worker: url, after_ms: Date.now() - lingerSince });
+      } else if (lingering.size > 0 && lingerChecks === 3) {
+        opts.log('worker still runs a canceled prompt; it gets no job until it lets go', { worker: url, prompts: [...lingering.keys()] });
+      }
+    }
 
     function onMessage(msg: { type: string; data: Record<string, unknown> }): void {
       const pid = typeof msg.data.prompt_id === 'string' ? msg.data.prompt_id : null;
@@ -146,13 +192,14 @@ export function createPool(opts: PoolOptions): Pool {
           worker.defs = await client.objectInfo();
           defsAt = Date.now();
         }
+        if (lingering.size > 0) await letGo();
         if (!worker.healthy) opts.log(worker.everUp ? 'worker is back' : 'worker is up', { worker: url });
         failures = 0;
         worker.healthy = true;
         worker.everUp = true;
         startSocket();
         wake();
-        schedule(opts.healthIntervalMs);
+        schedule(lingering.size > 0 ? Math.min(opts.healthIntervalMs, 25 * 2 ** Math.min(lingerChecks++, 10)) : opts.healthIntervalMs);
       } catch (err) {
         failures++;
         if (worker.healthy) opts.log('worker is down', { worker: url, error: err instanceof Error ? err.message : String(err) });
@@ -169,15 +216,15 @@ export function createPool(opts: PoolOptions): Pool {
 
   const knows = (w: PoolWorker, classTypes: string[]) => !w.defs || classTypes.every((c) => Object.hasOwn(w.defs!, c));
 
-  function pick(classTypes: string[], avoid?: PoolWorker): PoolWorker | null {
+  function pick(classTypes: string[], avoid?: PoolWorker): Member | null {
     // A job waits for a worker that has its classes (busy or down for now) rather than
     // go to one that would refuse it; only when none has them may any worker try.
     const knowing = workers.filter((w) => knows(w, classTypes));
     const eligible = knowing.length > 0 ? knowing : workers;
-    const candidates = eligible.filter((w) => w.healthy && w.running < opts.perWorker);
+    const candidates = eligible.filter((w) => w.healthy && w.lingering.size === 0 && w.running < opts.perWorker);
     const preferred = candidates.filter((w) => w !== avoid);
     const list = preferred.length > 0 ? preferred : candidates;
-    let best: PoolWorker | null = null;
+    let best: Member | null = null;
     for (const w of list) if (!best || w.running < best.running) best = w;
     return best;
   }
@@ -197,13 +244,18 @@ export function createPool(opts: PoolOptions): Pool {
           signal.removeEventListener('abort', onAbort);
           w.running++;
           let released = false;
+          const release = () => {
+            if (released) return;
+            released = true;
+            w.running--;
+            wake();
+          };
           resolve({
             worker: w,
-            release() {
-              if (released) return;
-              released = true;
-              w.running--;
-              wake();
+            release,
+            releaseWhenGone(promptId) {
+              if (closed) release();
+              else w.linger(promptId, release);
             },
           });
         };
@@ -235,7 +287,7 @@ export function createPool(opts: PoolOptions): Pool {
     close() {
       closed = true;
       for (const w of workers) {
-        (w as PoolWorker & { stop(): void }).stop();
+        w.stop();
         w.socket?.close();
       }
       wake();

@@ -29,10 +29,8 @@ export interface RunJobOptions {
   crossCheckMs: number;
   /** How long to wait for the worker's socket before submitting anyway (events would be missed, not the end). */
   socketWaitMs: number;
-  /** How long after a cancel the slot stays taken while the worker confirms the prompt is gone. */
-  cancelSettleMs: number;
-  /** Called with a promise that settles when the worker let go of a canceled prompt. */
-  onCancelSent(settled: Promise<void>): void;
+  /** The job's cancel was sent (a cancel, or the timeout): the worker may hold the prompt a while yet. */
+  onCancelSent(): void;
   /** A run again after the job's worker looked lost: the worker may still have the prompt. */
   resume?: boolean;
   /** Outputs earlier runs of this job committed. */
@@ -202,9 +200,10 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
     if (err instanceof WorkerHttpError) return new ExecutionError(`Fetching an output from the worker failed: ${err.message}`, 'WorkerError');
     return err;
   }
-  /** The prompt may still run on the worker: ask it to stop; its slot stays taken while the worker lets go. */
+  /** The prompt may still run on the worker: ask it to stop, and keep the worker from new jobs until it has. */
   function cancelPrompt(): void {
-    opts.onCancelSent(cancelOnWorker(client, id).then(() => waitGone(worker, id, opts.cancelSettleMs)).catch(() => {}));
+    void cancelOnWorker(client, id).catch(() => {});
+    opts.onCancelSent();
   }
 
   const onAbort = () => end({ kind: 'aborted' });
@@ -292,14 +291,4 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
 function interruptedError(data: Record<string, unknown>, workflow: Record<string, { class_type: string }>): ExecutionError {
   const node = typeof data.node_id === 'string' ? data.node_id : null;
   return new ExecutionError('The job was interrupted on the worker.', 'InterruptedError', node, node ? (workflow[node]?.class_type ?? null) : null);
-}
-
-/** Resolves once the prompt is neither running nor pending on the worker (or after maxMs). */
-async function waitGone(worker: PoolWorker, id: string, maxMs: number): Promise<void> {
-  const until = Date.now() + maxMs;
-  while (Date.now() < until) {
-    const q = await worker.client.queue().catch(() => null);
-    if (q && !q.running.includes(id) && !q.pending.includes(id)) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }

@@ -51,7 +51,8 @@ export interface FakeWorkerFailures {
   dropWebSocketsSticky: boolean;
   /**
    * The next node that runs never returns: `'interruptible'` until /interrupt
-   * or a cancel, `'stuck'` even then (a wedged GPU); false when off.
+   * or a cancel, `'stuck'` even then (a wedged GPU, until the fake's
+   * unstick() or close()); false when off.
    */
   hang: false | 'interruptible' | 'stuck';
   /** Every node that runs waits this long first (slow execution); an interrupt still cuts it short. */
@@ -145,8 +146,8 @@ export interface NodeHooks {
   failures: FakeWorkerFailures;
   /** The prompt a node runs in, by its job's abort signal. */
   runFor(signal: AbortSignal): NodeObserver | undefined;
-  /** Resolves when a stuck hang is released (close of the fake). */
-  released: Promise<void>;
+  /** Resolves when stuck hangs are released (unstick() or close of the fake). */
+  released(): Promise<void>;
 }
 
 /** Wraps a node class so the fake's execution switches apply to it. */
@@ -163,8 +164,9 @@ export function wrapNode(node: LocalNode, hooks: NodeHooks): LocalNode {
         const mode = f.hang;
         f.hang = false;
         if (mode === 'stuck') {
-          await hooks.released;
-          throw new Error('the fake worker closed');
+          await hooks.released();
+          // An interrupt sent meanwhile is honoured now: the prompt ends interrupted.
+          throw new Error('the node was stuck');
         }
         await sleep(2 ** 31 - 1, ctx.signal);
       }

@@ -73,6 +73,8 @@ export interface FakeWorker {
   refuse(): Promise<void>;
   /** A crash: like refuse(), and the queue, the running prompt and the history are lost. */
   crash(): Promise<void>;
+  /** A stuck node (hang 'stuck') returns now, failing: its prompt ends (interrupted if an interrupt came meanwhile). */
+  unstick(): void;
   /** Listens again on the same port after refuse()/crash(). */
   accept(): Promise<void>;
   close(): Promise<void>;
@@ -84,9 +86,11 @@ export async function startFakeWorker(opts: FakeWorkerOptions = {}): Promise<Fak
   const files = createFileStore(opts.dir ?? mkdtempSync(join(tmpdir(), 'fake-comfyui-')));
   const test = createTestNodes({ steps: opts.steps });
   let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
+  let released!: Promise<void>;
+  const arm = () => (released = new Promise<void>((r) => (release = r)));
+  arm();
   const runs = new WeakMap<AbortSignal, PromptRun>();
-  const hooks = { failures, released, runFor: (signal: AbortSignal): NodeObserver | undefined => runs.get(signal) };
+  const hooks = { failures, released: () => released, runFor: (signal: AbortSignal): NodeObserver | undefined => runs.get(signal) };
   const nodes = [...builtinNodes, ...test.nodes, ...fakeNodes, ...(opts.nodes ?? [])].map((n) => wrapNode(n, hooks));
   const engine = createLocalEngine({ nodes });
 
@@ -184,6 +188,11 @@ export async function startFakeWorker(opts: FakeWorkerOptions = {}): Promise<Fak
     },
     async accept() {
       if (!server.listening) await listen(port);
+    },
+    unstick() {
+      const now = release;
+      arm();
+      now();
     },
     async close() {
       failures.blackhole = false;
