@@ -244,3 +244,15 @@ describe('a worker that never finishes', () => {
     expect(ran(stuck)).toEqual([job.id, again.id]);
   });
 });
+
+describe('a worker whose /history hangs', () => {
+  it('the cross-check times out and is tried again: the job still completes', async () => {
+    s = await startWorkerService({ engine: { requestTimeoutMs: 300 } });
+    const [w] = s.workers;
+    w.failures.routes.push({ route: 'GET /history', hang: true, times: 1 });
+    const job = await submitOk(s, saveImageWorkflow(0x0a0b0c));
+    const done = await waitForJob(s, job.id, 'succeeded', 5000);
+    expect(done.outputs).toHaveLength(1);
+    expect(w.requests.filter((r) => r.path.startsWith('/history/')).length).toBeGreaterThanOrEqual(2);
+  });
+});

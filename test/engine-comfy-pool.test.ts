@@ -117,6 +117,29 @@ describe('a worker that refuses connections', () => {
   });
 });
 
+describe('a worker hanging on /object_info', () => {
+  it('is down while its /object_info hangs, asked again with backoff, and used once it answers', async () => {
+    s = await startWorkerService({
+      workers: [{ failures: { routes: [{ route: 'GET /object_info', hang: true, times: 2 }] } }],
+      engine: { objectInfoTimeoutMs: 300, definitionsRefreshMs: 400 },
+      waitConnected: false,
+    });
+    const [w] = s.workers;
+    const asked = () => w.requests.filter((r) => r.path === '/object_info').length;
+    await until('the worker is up', () => s!.engine.readiness().state === 'ready', 5000);
+    expect(asked()).toBe(3);
+    const job = await submitOk(s, saveImageWorkflow(0x121212));
+    await waitForJob(s, job.id, 'succeeded', 5000);
+
+    // Up, then a refresh of its classes hangs: down, and back once it answers.
+    w.failures.routes.push({ route: 'GET /object_info', hang: true, times: 1 });
+    await until('the engine saw the worker go down', () => s!.log.some((l) => l.message === 'worker is down' && /object_info/.test(String(l.detail?.error))), 5000);
+    await until('the engine saw the worker come back', () => s!.log.some((l) => l.message === 'worker is back'), 5000);
+    const after = await submitOk(s, saveImageWorkflow(0x131313));
+    await waitForJob(s, after.id, 'succeeded', 5000);
+  });
+});
+
 /** A node class only one worker has; it waits `ms` so its worker stays busy. */
 const onlyHere = defineNode({
   name: 'OnlyHere',

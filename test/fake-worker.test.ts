@@ -351,6 +351,12 @@ describe('failure switches', () => {
     expect((await fetch(`${w.url}/queue`)).status).toBe(200);
   });
 
+  it('routes can hang instead of answering', async () => {
+    w.failures.routes.push({ route: 'GET /object_info', hang: true, times: 1 });
+    await expect(fetch(`${w.url}/object_info`, { signal: AbortSignal.timeout(300) })).rejects.toThrow();
+    expect((await fetch(`${w.url}/object_info`)).status).toBe(200);
+  });
+
   it('refuse() refuses connections, accept() listens again; crash() loses the queue and history', async () => {
     const { id: cid, r } = await client();
     const done = await submit(sumWorkflow('a'), cid);

@@ -21,6 +21,7 @@ import { EngineNotReadyError, type Engine, type EngineJob, type ExecutionContext
 import { createPool } from './pool.ts';
 import { runJob } from './run-job.ts';
 import { validateAgainst } from './validate.ts';
+import { DEFAULT_TIMEOUTS } from './worker-client.ts';
 import { WorkerLostError } from './worker-lost.ts';
 
 export interface ComfyEngineOptions {
@@ -38,7 +39,14 @@ export interface ComfyEngineOptions {
   workerLostAfterMs?: number;
   /** Health check period of a healthy worker (default 5 s); failing ones back off up to backoffMaxMs. */
   healthIntervalMs?: number;
+  /** Bound on a health check's /system_stats (default 3 s). */
   healthTimeoutMs?: number;
+  /** Bound on /object_info, a large answer on servers with many custom nodes (default 30 s). */
+  objectInfoTimeoutMs?: number;
+  /** Bound on POST /prompt, which validates the workflow first (default 30 s). */
+  submitTimeoutMs?: number;
+  /** Bound on the small calls: /history and /queue cross-checks, cancel, interrupt (default 5 s). */
+  requestTimeoutMs?: number;
   backoffMaxMs?: number;
   /** How often each worker's /object_info is fetched again (default 60 s). */
   definitionsRefreshMs?: number;
@@ -64,6 +72,11 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
     clientId,
     healthIntervalMs: opts.healthIntervalMs ?? 5000,
     healthTimeoutMs: opts.healthTimeoutMs ?? 3000,
+    timeouts: {
+      objectInfoMs: opts.objectInfoTimeoutMs ?? DEFAULT_TIMEOUTS.objectInfoMs,
+      submitMs: opts.submitTimeoutMs ?? DEFAULT_TIMEOUTS.submitMs,
+      requestMs: opts.requestTimeoutMs ?? DEFAULT_TIMEOUTS.requestMs,
+    },
     backoffMaxMs: opts.backoffMaxMs ?? 30_000,
     definitionsRefreshMs: opts.definitionsRefreshMs ?? 60_000,
     dispatcher: opts.dispatcher,

@@ -9,7 +9,7 @@
 import type { Dispatcher } from 'undici';
 import type { EngineReadiness, NodeDefinition } from '../types.ts';
 import { decodeBinaryFrame, type BinaryFrame } from './binary-frames.ts';
-import { createWorkerClient, type WorkerClient } from './worker-client.ts';
+import { createWorkerClient, type WorkerClient, type WorkerTimeouts } from './worker-client.ts';
 import { openWorkerSocket, type WorkerSocket } from './worker-socket.ts';
 
 export interface JobListener {
@@ -48,6 +48,7 @@ export interface PoolOptions {
   clientId: string;
   healthIntervalMs: number;
   healthTimeoutMs: number;
+  timeouts: WorkerTimeouts;
   backoffMaxMs: number;
   definitionsRefreshMs: number;
   dispatcher?: Dispatcher;
@@ -81,7 +82,7 @@ export function createPool(opts: PoolOptions): Pool {
   const workers = opts.urls.map((url) => makeWorker(url));
 
   function makeWorker(url: string): Member {
-    const client = createWorkerClient(url, opts.dispatcher);
+    const client = createWorkerClient(url, opts.dispatcher, opts.timeouts);
     const listeners = new Map<string, JobListener>();
     const lingering = new Map<string, () => void>();
     /** Checks of lingering prompts so far: they start soon and slow down to the health period. */

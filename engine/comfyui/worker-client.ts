@@ -1,7 +1,10 @@
 // HTTP calls to one worker (an engine server speaking the reference's
 // protocol), through undici. Each returns parsed data or throws: a
-// WorkerUnreachable when the worker did not answer, a WorkerHttpError for an
-// unexpected status. Bodies of files stream; nothing is buffered whole.
+// WorkerUnreachable when the worker did not answer (in time), a
+// WorkerHttpError for an unexpected status. Every call but the two file
+// streams (upload, view) is bounded, so a worker hanging on one route is seen
+// as down instead of holding its caller forever. Bodies of files stream;
+// nothing is buffered whole.
 import { Readable } from 'node:stream';
 import { request, type Dispatcher } from 'undici';
 import type { NodeDefinition } from '../types.ts';
@@ -17,6 +20,18 @@ export class WorkerHttpError extends Error {
     super(`${what}: the worker answered ${status}${body ? `: ${body.slice(0, 500)}` : ''}`);
   }
 }
+
+/** Bounds of the calls that are not file streams. */
+export interface WorkerTimeouts {
+  /** GET /object_info: large on a server with many custom nodes. */
+  objectInfoMs: number;
+  /** POST /prompt: the worker validates the whole workflow first. */
+  submitMs: number;
+  /** /history, /queue, cancel, interrupt: small answers. */
+  requestMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: WorkerTimeouts = { objectInfoMs: 30_000, submitMs: 30_000, requestMs: 5000 };
 
 export type SubmitResult = { ok: true; prompt_id: string; node_errors: Record<string, unknown> } | { ok: false; status: number; body: Record<string, unknown> };
 
@@ -46,73 +61,101 @@ export interface ViewedFile {
 
 type Options = Omit<Dispatcher.RequestOptions, 'origin' | 'path' | 'method'> & { method?: Dispatcher.HttpMethod };
 
-export function createWorkerClient(baseUrl: string, dispatcher?: Dispatcher): WorkerClient {
+export function createWorkerClient(baseUrl: string, dispatcher?: Dispatcher, timeouts: WorkerTimeouts = DEFAULT_TIMEOUTS): WorkerClient {
   const url = baseUrl.replace(/\/+$/, '');
+
+  /** A timeout is the worker not answering; an abort of the caller's own signal stays an abort. */
+  const unreachable = (what: string, err: unknown, signal: AbortSignal | undefined) => {
+    if (signal?.aborted && !(signal.reason instanceof Error && signal.reason.name === 'TimeoutError')) return err;
+    return new WorkerUnreachable(`${what}: ${url} did not answer (${err instanceof Error ? err.message : String(err)})`);
+  };
 
   async function call(path: string, what: string, opts: Options = {}) {
     try {
       return await request(`${url}${path}`, { method: 'GET', ...opts, ...(dispatcher ? { dispatcher } : {}) });
     } catch (err) {
-      if (opts.signal && (opts.signal as AbortSignal).aborted && !(err instanceof Error && err.name === 'TimeoutError')) throw err;
-      throw new WorkerUnreachable(`${what}: ${url} did not answer (${err instanceof Error ? err.message : String(err)})`);
+      throw unreachable(what, err, opts.signal as AbortSignal | undefined);
     }
   }
 
-  async function json(path: string, what: string, opts: Options = {}): Promise<unknown> {
-    const res = await call(path, what, opts);
-    const text = await res.body.text();
-    if (res.statusCode >= 300) throw new WorkerHttpError(res.statusCode, text, what);
-    return text ? JSON.parse(text) : null;
+  /** A bounded call: the whole exchange, body included, within timeoutMs. */
+  async function text(path: string, what: string, timeoutMs: number, opts: Options = {}): Promise<{ status: number; text: string }> {
+    const signal = AbortSignal.timeout(timeoutMs);
+    const res = await call(path, what, { ...opts, signal });
+    try {
+      return { status: res.statusCode, text: await res.body.text() };
+    } catch (err) {
+      throw unreachable(what, err, signal);
+    }
+  }
+
+  async function json(path: string, what: string, timeoutMs: number, opts: Options = {}): Promise<unknown> {
+    const res = await text(path, what, timeoutMs, opts);
+    if (res.status >= 300) throw new WorkerHttpError(res.status, res.text, what);
+    try {
+      return res.text ? JSON.parse(res.text) : null;
+    } catch {
+      throw new WorkerHttpError(res.status, res.text, `${what} (not JSON)`);
+    }
   }
 
   const post = (body: unknown): Options => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const short = timeouts.requestMs;
   const ids = (items: unknown): string[] => (Array.isArray(items) ? items.map((i) => (Array.isArray(i) ? String(i[1]) : '')).filter(Boolean) : []);
 
   return {
     url,
-    systemStats: async (timeoutMs) => (await json('/system_stats', 'system_stats', { signal: AbortSignal.timeout(timeoutMs) })) as Record<string, unknown>,
-    objectInfo: async () => (await json('/object_info', 'object_info')) as Record<string, NodeDefinition>,
+    systemStats: async (timeoutMs) => (await json('/system_stats', 'system_stats', timeoutMs)) as Record<string, unknown>,
+    objectInfo: async () => (await json('/object_info', 'object_info', timeouts.objectInfoMs)) as Record<string, NodeDefinition>,
     async submit(payload) {
-      const res = await call('/prompt', 'submit', post(payload));
-      const text = await res.body.text();
+      const res = await text('/prompt', 'submit', timeouts.submitMs, post(payload));
       let body: Record<string, unknown> = {};
       try {
-        body = text ? JSON.parse(text) : {};
+        body = res.text ? JSON.parse(res.text) : {};
       } catch {
-        body = { error: { type: 'invalid_response', message: text.slice(0, 500) } };
+        body = { error: { type: 'invalid_response', message: res.text.slice(0, 500) } };
       }
-      if (res.statusCode === 200) return { ok: true, prompt_id: String(body.prompt_id), node_errors: (body.node_errors ?? {}) as Record<string, unknown> };
-      if (res.statusCode >= 500) throw new WorkerHttpError(res.statusCode, text, 'submit');
-      return { ok: false, status: res.statusCode, body };
+      if (res.status === 200) return { ok: true, prompt_id: String(body.prompt_id), node_errors: (body.node_errors ?? {}) as Record<string, unknown> };
+      if (res.status >= 500) throw new WorkerHttpError(res.status, res.text, 'submit');
+      return { ok: false, status: res.status, body };
     },
     async history(promptId) {
-      const body = (await json(`/history/${encodeURIComponent(promptId)}`, 'history')) as Record<string, Record<string, unknown>> | null;
+      const body = (await json(`/history/${encodeURIComponent(promptId)}`, 'history', short)) as Record<string, Record<string, unknown>> | null;
       return body?.[promptId] ?? null;
     },
     async queue() {
-      const body = (await json('/queue', 'queue')) as { queue_running?: unknown; queue_pending?: unknown };
+      const body = (await json('/queue', 'queue', short)) as { queue_running?: unknown; queue_pending?: unknown };
       return { running: ids(body?.queue_running), pending: ids(body?.queue_pending) };
     },
     async cancelJob(promptId) {
-      const res = await call(`/api/jobs/${encodeURIComponent(promptId)}/cancel`, 'cancel', post({}));
-      const text = await res.body.text();
+      const res = await text(`/api/jobs/${encodeURIComponent(promptId)}/cancel`, 'cancel', short, post({}));
       // Older workers have no such route; the caller falls back (harmless if it was only the job that was unknown).
-      if (res.statusCode === 404 || res.statusCode === 405) return false;
-      if (res.statusCode >= 300) throw new WorkerHttpError(res.statusCode, text, 'cancel');
+      if (res.status === 404 || res.status === 405) return false;
+      if (res.status >= 300) throw new WorkerHttpError(res.status, res.text, 'cancel');
       return true;
     },
     async interrupt(promptId) {
-      await json('/interrupt', 'interrupt', post({ prompt_id: promptId }));
+      await json('/interrupt', 'interrupt', short, post({ prompt_id: promptId }));
     },
     async deleteQueued(promptId) {
-      await json('/queue', 'queue delete', post({ delete: [promptId] }));
+      await json('/queue', 'queue delete', short, post({ delete: [promptId] }));
     },
     async upload(file, fields) {
       const mp = multipartBody(fields, file);
       const headers: Record<string, string> = { 'content-type': mp.content_type };
       if (mp.length !== undefined) headers['content-length'] = String(mp.length);
-      const body = (await json('/upload/image', 'upload', { method: 'POST', headers, body: Readable.from(mp.body, { objectMode: false }) })) as Record<string, unknown>;
-      if (typeof body?.name !== 'string') throw new WorkerHttpError(200, JSON.stringify(body), 'upload');
+      const res = await call('/upload/image', 'upload', { method: 'POST', headers, body: Readable.from(mp.body, { objectMode: false }) });
+      const answer = await res.body.text().catch((err) => {
+        throw unreachable('upload', err, undefined);
+      });
+      if (res.statusCode >= 300) throw new WorkerHttpError(res.statusCode, answer, 'upload');
+      let body: Record<string, unknown> | null = null;
+      try {
+        body = JSON.parse(answer);
+      } catch {
+        // checked below
+      }
+      if (typeof body?.name !== 'string') throw new WorkerHttpError(res.statusCode, answer, 'upload (no file name in the answer)');
       return { name: body.name, subfolder: typeof body.subfolder === 'string' ? body.subfolder : '', type: typeof body.type === 'string' ? body.type : 'input' };
     },
     async view(ref, signal) {

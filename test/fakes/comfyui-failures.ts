@@ -34,6 +34,8 @@ export interface RouteFailure {
   route: string;
   /** Default 500. */
   status?: number;
+  /** Never answered instead (the connection stays open until cut): a route that hangs. */
+  hang?: boolean;
   /** How many requests fail, then the entry is removed (default: all). */
   times?: number;
 }

@@ -18,7 +18,7 @@ export function toWebRequest(req: IncomingMessage, url: URL): Request {
   } as RequestInit);
 }
 
-/** Applies a matching `failures.routes` entry (counting down its `times`); true when it answered. */
+/** Applies a matching `failures.routes` entry (counting down its `times`); true when it answered (or hangs). */
 export function failRoute(failures: FakeWorkerFailures, method: string, path: string, res: ServerResponse): boolean {
   const failing = failures.routes.find((f) => {
     const [m, p] = f.route.includes(' ') ? f.route.split(' ') : [null, f.route];
@@ -26,6 +26,7 @@ export function failRoute(failures: FakeWorkerFailures, method: string, path: st
   });
   if (!failing) return false;
   if (failing.times !== undefined && --failing.times <= 0) failures.routes.splice(failures.routes.indexOf(failing), 1);
+  if (failing.hang) return true; // never answered; the connection stays open until cut
   res.writeHead(failing.status ?? 500, { 'content-type': 'text/plain' }).end('500 Internal Server Error\n\nServer got itself in trouble');
   return true;
 }

@@ -14,10 +14,13 @@ import { startFakeWorker, type FakeWorker, type FakeWorkerOptions } from '../fak
 import { startHarness, type Harness } from './harness.ts';
 import { until } from './jobs.ts';
 
-/** Engine timings for tests: a lost worker is noticed in about half a second. */
+/** Engine timings for tests: a lost worker is noticed in about half a second, a hung call in a second or two. */
 export const FAST: Partial<ComfyEngineOptions> = {
   healthIntervalMs: 50,
   healthTimeoutMs: 500,
+  objectInfoTimeoutMs: 2000,
+  submitTimeoutMs: 2000,
+  requestTimeoutMs: 1000,
   backoffMaxMs: 200,
   crossCheckMs: 100,
   workerLostAfterMs: 500,
