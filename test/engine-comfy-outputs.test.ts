@@ -83,6 +83,32 @@ describe('outputs of a worker job', () => {
   });
 });
 
+describe('an output the worker serves only on another try', () => {
+  const one = (color: number, prefix: string) => ({ e: { class_type: 'EmptyImage', inputs: { width: 2, height: 2, batch_size: 1, color } }, s: { class_type: 'SaveImage', inputs: { images: ['e', 0], filename_prefix: prefix } } });
+  const views = (w: (typeof s.workers)[number]) => w.requests.filter((r) => r.path === '/view').length;
+
+  it('/view answering 500 twice: tried again with a pause, the job succeeds with the bytes', async () => {
+    const w = s.workers[0];
+    const before = views(w);
+    w.failures.routes.push({ route: 'GET /view', status: 500, times: 2 });
+    const job = await submitOk(s, one(0x654321, 'retry'));
+    const done = await waitForJob(s, job.id, 'succeeded', 5000);
+    expect(views(w) - before).toBe(3);
+    expect(done.outputs).toHaveLength(1);
+    expectSameBytes(await download(done.outputs[0].url), s.workerFile(w, 'output', done.outputs[0].name));
+  });
+
+  it('/view cutting the connection once: tried again, the job succeeds with the bytes', async () => {
+    const w = s.workers[0];
+    const before = views(w);
+    w.failures.routes.push({ route: 'GET /view', cut: true, times: 1 });
+    const job = await submitOk(s, one(0x765432, 'cut'));
+    const done = await waitForJob(s, job.id, 'succeeded', 5000);
+    expect(views(w) - before).toBe(2);
+    expectSameBytes(await download(done.outputs[0].url), s.workerFile(w, 'output', done.outputs[0].name));
+  });
+});
+
 describe('an output the worker cannot serve', () => {
   it('fails the job with WorkerError naming the file, rather than dropping it', async () => {
     const w = s.workers[0];

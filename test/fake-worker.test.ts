@@ -351,10 +351,12 @@ describe('failure switches', () => {
     expect((await fetch(`${w.url}/queue`)).status).toBe(200);
   });
 
-  it('routes can hang instead of answering', async () => {
-    w.failures.routes.push({ route: 'GET /object_info', hang: true, times: 1 });
+  it('routes can hang or cut the connection instead of answering', async () => {
+    w.failures.routes.push({ route: 'GET /object_info', hang: true, times: 1 }, { route: 'GET /view', cut: true, times: 1 });
     await expect(fetch(`${w.url}/object_info`, { signal: AbortSignal.timeout(300) })).rejects.toThrow();
     expect((await fetch(`${w.url}/object_info`)).status).toBe(200);
+    await expect(fetch(`${w.url}/view?filename=none.png`)).rejects.toThrow();
+    expect((await fetch(`${w.url}/view?filename=none.png`)).status).toBe(404);
   });
 
   it('refuse() refuses connections, accept() listens again; crash() loses the queue and history', async () => {

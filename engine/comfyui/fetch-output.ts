@@ -1,37 +1,64 @@
 // Reads one file from the worker's /view for a consumer (the commit into our
-// store, or a hash), and frees the connection whatever the consumer did. A
-// transfer that breaks off is the worker's fault (unreachable), not the
-// consumer's.
-import { WorkerUnreachable, type ViewedFile, type WorkerClient } from './worker-client.ts';
+// store, or a hash). A 5xx, a connection that fails or a transfer that breaks
+// off is tried again a few times with a growing pause: a busy worker's file
+// server hiccups while the job itself is fine. A 4xx is final (the file is
+// not there), and so is the consumer's own failure (our store).
+import { WorkerHttpError, WorkerUnreachable, type ViewedFile, type WorkerClient } from './worker-client.ts';
+
+export interface ViewRetries {
+  tries: number;
+  firstDelayMs: number;
+}
+
+export const VIEW_RETRIES: ViewRetries = { tries: 3, firstDelayMs: 200 };
 
 export async function withView<T>(
   client: WorkerClient,
   ref: { filename: string; subfolder: string; type: string },
   signal: AbortSignal,
   consume: (file: ViewedFile) => Promise<T>,
+  retries: ViewRetries = VIEW_RETRIES,
 ): Promise<T> {
-  signal.throwIfAborted();
-  let file: ViewedFile | null = null;
-  let broke: unknown = null;
-  try {
-    file = await client.view(ref, signal);
-    const source = file.body;
-    // Tells a transfer that broke off from a failure of the consumer.
-    const watched = (async function* () {
-      try {
-        yield* source;
-      } catch (err) {
-        broke = err;
-        throw err;
-      }
-    })();
-    return await consume({ ...file, body: watched });
-  } catch (err) {
-    if (signal.aborted) throw signal.reason;
-    if (broke !== null) throw new WorkerUnreachable(`view ${ref.filename}: the transfer broke off (${broke instanceof Error ? broke.message : String(broke)})`);
-    throw err;
-  } finally {
-    // A consumer that stopped part-way leaves the response open; free the connection.
-    file?.body.destroy?.();
+  for (let attempt = 1; ; attempt++) {
+    signal.throwIfAborted();
+    let file: ViewedFile | null = null;
+    let broke: unknown = null;
+    try {
+      file = await client.view(ref, signal);
+      const source = file.body;
+      // Tells a transfer that broke off (worth another try) from a failure of the consumer.
+      const watched = (async function* () {
+        try {
+          yield* source;
+        } catch (err) {
+          broke = err;
+          throw err;
+        }
+      })();
+      return await consume({ ...file, body: watched });
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      const failure = broke !== null ? new WorkerUnreachable(`view ${ref.filename}: the transfer broke off (${broke instanceof Error ? broke.message : String(broke)})`) : err;
+      const transient = failure instanceof WorkerUnreachable || (failure instanceof WorkerHttpError && failure.status >= 500);
+      if (!transient || attempt >= retries.tries) throw failure;
+      await pause(retries.firstDelayMs * 2 ** (attempt - 1), signal);
+    } finally {
+      // A consumer that stopped part-way leaves the response open; free the connection.
+      file?.body.destroy?.();
+    }
   }
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }

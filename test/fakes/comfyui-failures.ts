@@ -36,6 +36,8 @@ export interface RouteFailure {
   status?: number;
   /** Never answered instead (the connection stays open until cut): a route that hangs. */
   hang?: boolean;
+  /** The connection is cut instead, no answer at all (a worker whose process died mid-request). */
+  cut?: boolean;
   /** How many requests fail, then the entry is removed (default: all). */
   times?: number;
 }

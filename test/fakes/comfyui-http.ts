@@ -27,6 +27,10 @@ export function failRoute(failures: FakeWorkerFailures, method: string, path: st
   if (!failing) return false;
   if (failing.times !== undefined && --failing.times <= 0) failures.routes.splice(failures.routes.indexOf(failing), 1);
   if (failing.hang) return true; // never answered; the connection stays open until cut
+  if (failing.cut) {
+    res.socket?.destroy();
+    return true;
+  }
   res.writeHead(failing.status ?? 500, { 'content-type': 'text/plain' }).end('500 Internal Server Error\n\nServer got itself in trouble');
   return true;
 }
