@@ -84,6 +84,39 @@ describe('staging input assets on the worker', () => {
   });
 });
 
+describe('an upload the worker fails', () => {
+  const loadOnce = (image: unknown) => ({
+    l: { class_type: 'LoadImage', inputs: { image } },
+    p: { class_type: 'SaveImage', inputs: { images: ['l', 0], filename_prefix: 'staged' } },
+  });
+
+  it('a 500: the job runs again (another try of the upload) and succeeds with the staged bytes', async () => {
+    const bytes = gradient(11);
+    const up = await upload(s, bytes, { content_type: 'image/png', file_path: 'retry.png' }, {});
+    s.workers[0].failures.routes.push({ route: 'POST /upload/image', status: 500, times: 1 });
+    const { res, body: job } = await submit(s, { workflow: loadOnce(assetRef(up.body.id)) });
+    expect(res.status).toBe(201);
+    const done = await waitForJob(s, job.id, 'succeeded', 5000);
+    expect(uploads()).toHaveLength(2);
+    expect(s.workers[0].submissions.map((x) => x.prompt_id)).toEqual([job.id]);
+    expectSameBytes(s.workerFile(s.workers[0], 'input', `${up.body.id}.png`), bytes);
+    expect(done.outputs).toHaveLength(1);
+  });
+
+  it('a 500, then a 400: the job fails with a ValidationError naming the input and the asset', async () => {
+    const up = await upload(s, gradient(12), { content_type: 'image/png', file_path: 'refused.png' }, {});
+    const id: string = up.body.id;
+    s.workers[0].failures.routes.push({ route: 'POST /upload/image', status: 500, times: 1 }, { route: 'POST /upload/image', status: 400, times: 1 });
+    const { body: job } = await submit(s, { workflow: loadOnce(assetRef(id)) });
+    const failed = await waitForJob(s, job.id, 'failed', 5000);
+    expect(uploads()).toHaveLength(2);
+    expect(failed.error).toMatchObject({ exception_type: 'ValidationError', node_id: 'l', class_type: 'LoadImage' });
+    expect(failed.error.message.startsWith(`The worker refused input 'image' of node l (LoadImage): uploading asset ${id} as ${id}.png failed: upload: the worker answered 400`)).toBe(true);
+    // Never submitted: nothing ran.
+    expect(s.workers[0].submissions).toEqual([]);
+  });
+});
+
 describe('submission to the worker', () => {
   const SECRET = `pk-${crypto.randomUUID()}`;
 

@@ -2,10 +2,12 @@
 // asset of the job's account (a file-upload input such as LoadImage's
 // `image`, or any string holding an asset id), uploads each once through
 // `/upload/image` straight from the asset's stream, and returns a copy of
-// the workflow pointing at the names the worker gave them.
-import type { ExecutionContext, NodeDefinition, Workflow } from '../types.ts';
+// the workflow pointing at the names the worker gave them. An upload the
+// worker refuses (4xx) fails the job naming the input; a worker fault (5xx,
+// no answer) is left to the caller, which tries another worker.
+import { ExecutionError, type ExecutionContext, type NodeDefinition, type Workflow } from '../types.ts';
 import { hasUploadFlag } from './output-files.ts';
-import type { WorkerClient } from './worker-client.ts';
+import { WorkerHttpError, type WorkerClient } from './worker-client.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The reference's annotated form: "name.png [input]" names the file in that folder. */
@@ -67,12 +69,25 @@ export async function stageInputs(workflow: Workflow, defs: Record<string, NodeD
     if (!found) continue;
     let name = staged.get(found.asset.id);
     if (!name) {
+      const filename = uploadName(found.name, found.asset);
+      const class_type = workflow[id].class_type;
       name = client
         .upload(
-          { field: 'image', filename: uploadName(found.name, found.asset), content_type: found.asset.content_type, body: found.asset.body, size: found.asset.size_bytes },
+          { field: 'image', filename, content_type: found.asset.content_type, body: found.asset.body, size: found.asset.size_bytes },
           { type: 'input', subfolder: '' },
         )
-        .then((r) => (r.subfolder ? `${r.subfolder}/${r.name}` : r.name));
+        .then(
+          (r) => (r.subfolder ? `${r.subfolder}/${r.name}` : r.name),
+          (err) => {
+            if (!(err instanceof WorkerHttpError) || err.status >= 500) throw err;
+            throw new ExecutionError(
+              `The worker refused input '${input}' of node ${id} (${class_type}): uploading asset ${found.asset.id} as ${filename} failed: ${err.message}`,
+              'ValidationError',
+              id,
+              class_type,
+            );
+          },
+        );
       staged.set(found.asset.id, name);
     } else {
       // A second read of the same asset: its stream is not needed.
