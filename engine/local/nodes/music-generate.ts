@@ -5,7 +5,7 @@
 import { durationProblem, MAX_DURATION, MIN_DURATION, DEFAULT_DURATION, musicCredits, promptProblem } from '../../../core/proxy/music/limits.ts';
 import type { MusicProvider } from '../../../core/proxy/music/provider.ts';
 import { defineNode } from '../define-node.ts';
-import { musicAudio } from './music-audio.ts';
+import { musicAudio, MusicStreamError } from './music-audio.ts';
 import { InsufficientFundsError, PartnerUnavailableError, PartnerValidationError } from './partner-errors.ts';
 
 /** The AUDIO value the node outputs: the committed WAV and what it holds. */
@@ -50,7 +50,14 @@ export const musicgenTextToMusic = defineNode({
     }
     const audio = musicAudio(provider.generate({ prompt, duration }, ctx.signal), (done, total) => ctx.progress(done, total));
     const filename = 'musicgen_00001_.wav';
-    const asset = await ctx.commitOutput({ name: filename, type: 'audio', content_type: 'audio/wav', body: audio.bytes });
+    let asset;
+    try {
+      asset = await ctx.commitOutput({ name: filename, type: 'audio', content_type: 'audio/wav', body: audio.bytes });
+    } catch (err) {
+      if (ctx.signal.aborted || err instanceof MusicStreamError) throw err;
+      // As on the endpoint: what the generator said stays out of the job's error.
+      throw new MusicStreamError('the music generator failed', { cause: err });
+    }
     const complete = audio.complete()!;
     const title = audio.title()?.title;
     if (title) ctx.text(title);
