@@ -99,6 +99,8 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
   const halt = new AbortController();
   const outputs = createNodeOutputs({ client, ctx, signal: AbortSignal.any([ctx.signal, halt.signal]), earlier: opts.earlier, onCommitted: opts.onCommitted });
   let submitted = false;
+  // A small prompt can finish on the socket before the worker's answer to the submit is read.
+  let endedBeforeSubmit = false;
   let runningNode: string | null = null;
   const executedSeen = new Set<string>();
   let unreachableSince: number | null = null;
@@ -162,10 +164,12 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
       }
       switch (mapped.ending?.kind) {
         case 'success':
+          if (!submitted) endedBeforeSubmit = true;
           // The history follows with `executing: null`; if that never comes, look anyway.
           successTimer = setTimeout(() => void crossCheck().catch(() => {}), 250);
           break;
         case 'finished':
+          if (!submitted) endedBeforeSubmit = true;
           void crossCheck().catch(() => {});
           break;
         case 'error':
@@ -234,7 +238,7 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
     if (res && !res.ok) throw new ExecutionError(validationMessage(res.body), 'ValidationError');
     submitted = true;
     scheduleTick();
-    if (!res) void crossCheck().catch(() => {});
+    if (!res || endedBeforeSubmit) void crossCheck().catch(() => {});
 
     const result = await ending;
     if (result.kind === 'aborted' || result.kind === 'timeout' || result.kind === 'lost') halt.abort(new Error(`the run ended: ${result.kind}`));
