@@ -79,8 +79,37 @@ export function mountPrefix(ctx: Pick<ServiceContext, 'publicBaseUrl'>, request:
   return mounted.get(request) ?? '';
 }
 
+/**
+ * Where the path starts in a serialized http(s) URL (`request.url`), or -1
+ * for any other: there it follows the host, which holds no '/', and no
+ * userinfo (a Request refuses credentials; one with '@' is parsed anyway).
+ */
+function pathStart(url: string): number {
+  const hostStart = url.startsWith('http://') ? 7 : url.startsWith('https://') ? 8 : -1;
+  if (hostStart === -1) return -1;
+  const slash = url.indexOf('/', hostStart);
+  if (slash === -1 || url.lastIndexOf('@', slash) >= hostStart) return -1;
+  return slash;
+}
+
+/** `new URL(url).pathname`, cut out of a serialized URL without parsing it again. */
+export function urlPath(url: string): string {
+  const start = pathStart(url);
+  if (start === -1) return new URL(url).pathname;
+  const query = url.indexOf('?', start);
+  const fragment = url.indexOf('#', start);
+  const end = query === -1 ? fragment : fragment === -1 ? query : Math.min(query, fragment);
+  return end === -1 ? url.slice(start) : url.slice(start, end);
+}
+
+/** `new URL(url).origin`, likewise (the serializer already left out a default port). */
+export function urlOrigin(url: string): string {
+  const start = pathStart(url);
+  return start === -1 ? new URL(url).origin : url.slice(0, start);
+}
+
 /** Origin plus mount prefix: what absolute links in responses start with. */
 export function linkBase(ctx: Pick<ServiceContext, 'publicBaseUrl'>, request: Request): string {
   if (ctx.publicBaseUrl) return publicBase(ctx.publicBaseUrl).base;
-  return new URL(request.url).origin + (mounted.get(request) ?? '');
+  return urlOrigin(request.url) + (mounted.get(request) ?? '');
 }
