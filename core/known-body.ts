@@ -33,6 +33,10 @@ class DeferredBodyResponse extends Response {
     this.#text = text;
   }
 
+  static textOf(r: Response): string | undefined {
+    return #text in r ? (r as DeferredBodyResponse).#text : undefined;
+  }
+
   static materialized(r: DeferredBodyResponse): Response {
     return (r.#real ??= new Response(r.#text, { status: r.status, statusText: r.statusText, headers: r.headers }));
   }
@@ -43,9 +47,7 @@ class DeferredBodyResponse extends Response {
 
   static copy(r: DeferredBodyResponse): DeferredBodyResponse {
     if (DeferredBodyResponse.used(r)) throw new TypeError('Response.clone: Body has already been consumed.');
-    const copy = new DeferredBodyResponse(r.#text, { status: r.status, statusText: r.statusText, headers: new Headers(r.headers) });
-    known.set(copy, r.#text);
-    return copy;
+    return new DeferredBodyResponse(r.#text, { status: r.status, statusText: r.statusText, headers: new Headers(r.headers) });
   }
 }
 
@@ -63,6 +65,24 @@ Object.defineProperties(DeferredBodyResponse.prototype, {
   ),
 });
 
+const JSON_TYPE = Object.freeze({ 'content-type': 'application/json' });
+
+/**
+ * The headers with a content-type, as Response.json sets it unless one is
+ * given. A plain record stays a record (the Response copies it into its own
+ * Headers either way; a Headers object here would be built only to be copied).
+ */
+function withJsonType(headers: ResponseInit['headers']): NonNullable<ResponseInit['headers']> {
+  if (headers === undefined) return JSON_TYPE;
+  if (headers instanceof Headers || Array.isArray(headers) || typeof headers !== 'object') {
+    const copy = new Headers(headers);
+    if (!copy.has('content-type')) copy.set('content-type', 'application/json');
+    return copy;
+  }
+  for (const name of Object.keys(headers)) if (name.toLowerCase() === 'content-type') return headers;
+  return Object.assign({}, headers, JSON_TYPE);
+}
+
 /**
  * Like `Response.json(value, init)`, remembering the body for `knownBody`.
  * Pass the request being answered, so an adapter that accepts known bodies
@@ -72,10 +92,10 @@ export function jsonResponse(value: unknown, init?: ResponseInit, request?: Requ
   const text = JSON.stringify(value) as string | undefined;
   // As Response.json does: undefined, a function or a symbol has no JSON form.
   if (text === undefined) throw new TypeError('Value is not JSON serializable');
-  const headers = new Headers(init?.headers);
-  if (!headers.has('content-type')) headers.set('content-type', 'application/json');
-  const fields = { status: init?.status, statusText: init?.statusText, headers };
-  const response = request !== undefined && acceptors.has(request) ? new DeferredBodyResponse(text, fields) : new Response(text, fields);
+  const fields = { status: init?.status, statusText: init?.statusText, headers: withJsonType(init?.headers) };
+  // A deferred response carries its text itself: no weak map entry to make and sweep per request.
+  if (request !== undefined && acceptors.has(request)) return new DeferredBodyResponse(text, fields);
+  const response = new Response(text, fields);
   known.set(response, text);
   return response;
 }
@@ -86,5 +106,5 @@ export function jsonResponse(value: unknown, init?: ResponseInit, request?: Requ
  * uses it must not read the stream as well.
  */
 export function knownBody(response: Response): string | undefined {
-  return known.get(response);
+  return DeferredBodyResponse.textOf(response) ?? known.get(response);
 }

@@ -25,6 +25,24 @@ describe('jsonResponse', () => {
     expect(res.headers.get('content-type')).toBe('application/problem+json');
   });
 
+  it('takes headers as a record, a Headers object or pairs, like Response.json', () => {
+    const inits: ResponseInit['headers'][] = [
+      undefined,
+      { 'X-A': '1' },
+      { 'CONTENT-TYPE': 'text/plain', 'X-A': '1' },
+      new Headers({ 'x-a': '1' }),
+      new Headers({ 'content-type': 'text/plain' }),
+      [['X-A', '1'], ['X-A', '2']],
+    ];
+    for (const headers of inits) {
+      expect([...jsonResponse(1, { headers }).headers]).toEqual([...Response.json(1, { headers }).headers]);
+    }
+    // The record given is not changed.
+    const record = { 'X-A': '1' };
+    jsonResponse(1, { headers: record });
+    expect(record).toEqual({ 'X-A': '1' });
+  });
+
   it('knows nothing of other responses, and refuses what has no JSON form', () => {
     expect(knownBody(Response.json({ a: 1 }))).toBeUndefined();
     expect(knownBody(new Response('x'))).toBeUndefined();

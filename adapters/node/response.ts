@@ -75,15 +75,19 @@ async function pipeBody(res: ServerResponse, body: ReadableStream<Uint8Array>): 
  * send it; the Web stream is never touched (HEAD gets the length alone).
  */
 function writeKnown(res: ServerResponse, response: Response, text: string, req?: IncomingMessage): void {
-  const fields: (string | string[])[] = [];
+  // A plain object: writeHead stores it as is, where an array goes through setHeader one by one.
+  // No prototype, so a header named like an Object.prototype member is just a header.
+  const fields: Record<string, string | string[]> = Object.create(null);
+  let cookies: string[] | undefined;
+  // Headers iterate names lowercased, duplicates joined, every Set-Cookie on its own.
   for (const [name, value] of response.headers) {
-    if (!HOP_BY_HOP.has(name) && name !== 'content-length') fields.push(name, value);
+    if (name === 'set-cookie') (cookies ??= []).push(value);
+    else if (!HOP_BY_HOP.has(name) && name !== 'content-length') fields[name] = value;
   }
-  const cookies = response.headers.getSetCookie();
-  if (cookies.length > 0) fields.push('set-cookie', cookies);
-  if (req && mustCloseConnection(req)) fields.push('connection', 'close');
-  fields.push('content-length', String(Buffer.byteLength(text)));
-  res.writeHead(response.status, response.statusText || undefined, fields as string[]);
+  if (cookies !== undefined) fields['set-cookie'] = cookies;
+  if (req && mustCloseConnection(req)) fields.connection = 'close';
+  fields['content-length'] = String(Buffer.byteLength(text));
+  res.writeHead(response.status, response.statusText || undefined, fields);
   res.end(req?.method === 'HEAD' ? undefined : text);
 }
 
