@@ -72,12 +72,17 @@ describe.each(MODES)('music partner node (%s)', (mode) => {
     expect(out.hash).toBe(streamed.complete.hash);
   });
 
-  it('without extra_data.api_key_platform_org the job fails before anything is charged', async () => {
+  it('without extra_data.api_key_platform_org the v2 submission is refused (422) and nothing is charged', async () => {
     charges.length = 0;
-    const job = await runJob(h, musicJob('no key', 1), undefined);
-    expect(job.status).toBe('failed');
-    expect(job.error).toMatchObject({ exception_type: 'ValidationError', node_id: '1', class_type: 'MusicgenTextToMusic' });
-    expect(job.error.message).toMatch(/api_key_platform_org/);
+    const { res, body } = await submit(h, { workflow: musicJob('no key', 1) });
+    expect(res.status).toBe(422);
+    expect(body.error).toMatchObject({ code: 'invalid_workflow', details: { reason: 'api_key_required' } });
+    expect(body.error.message).toMatch(/api_key_platform_org/);
+    expect(body.error.details.node_errors).toEqual({
+      '1': [{ field: 'extra_data.api_key_platform_org', reason: 'api_key_required', message: expect.any(String) }],
+    });
+    const empty = await submit(h, { workflow: musicJob('no key', 1), extra_data: { api_key_platform_org: '' } });
+    expect(empty.res.status).toBe(422);
     expect(charges).toEqual([]);
   });
 

@@ -9,7 +9,7 @@
 import * as v from 'valibot';
 import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { checkWorkflow, depthExceeds, enqueueJob, MAX_WORKFLOW_DEPTH, partnerKey } from '../jobs/enqueue.ts';
+import { checkWorkflow, depthExceeds, enqueueJob, MAX_WORKFLOW_DEPTH, partnerKey, partnerNodes } from '../jobs/enqueue.ts';
 import { readJson } from '../read-json.ts';
 import { validate } from '../schemas.ts';
 import { cloudAccount, requireActiveSubscription } from './auth.ts';
@@ -55,17 +55,6 @@ function readFields(body: unknown) {
 }
 
 const promptIdUsed = (id: string) => refusal('invalid_request', 'invalid_prompt_id', 'prompt_id: is already in use; send a new UUID', id);
-
-/** The workflow's partner nodes, as [id, class_type]. */
-async function partnerNodes(ctx: ServiceContext, workflow: Record<string, unknown>): Promise<Array<[string, string]>> {
-  const defs = await ctx.jobs.engine.nodeDefinitions();
-  const found: Array<[string, string]> = [];
-  for (const [id, node] of Object.entries(workflow)) {
-    const cls = isObject(node) && typeof node.class_type === 'string' ? node.class_type : undefined;
-    if (cls !== undefined && Object.hasOwn(defs, cls) && defs[cls].api_node === true) found.push([id, cls]);
-  }
-  return found;
-}
 
 async function submitPrompt(request: Request, ctx: ServiceContext): Promise<Response> {
   const account = await cloudAccount(request, ctx);

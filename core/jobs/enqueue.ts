@@ -74,6 +74,25 @@ export function problemError(p: WorkflowProblem): ApiError {
   }
 }
 
+/** The workflow's partner nodes (classes that call external services), as [id, class_type]. */
+export async function partnerNodes(ctx: ServiceContext, workflow: Record<string, unknown>): Promise<Array<[string, string]>> {
+  const defs = await ctx.jobs.engine.nodeDefinitions();
+  const found: Array<[string, string]> = [];
+  for (const [id, node] of Object.entries(workflow)) {
+    const cls = typeof node === 'object' && node !== null && typeof (node as { class_type?: unknown }).class_type === 'string' ? (node as { class_type: string }).class_type : undefined;
+    if (cls !== undefined && Object.hasOwn(defs, cls) && defs[cls].api_node === true) found.push([id, cls]);
+  }
+  return found;
+}
+
+/** v2's refusal of partner nodes sent without the key: 422 invalid_workflow naming each node. */
+export function partnerKeyError(nodes: Array<[id: string, classType: string]>): ApiError {
+  const message = `This workflow contains partner nodes that call external services (${nodes.map(([id, cls]) => `${id} (${cls})`).join(', ')}); send your API key as extra_data.api_key_platform_org to run them.`;
+  const node_errors: V2NodeErrors = {};
+  for (const [id] of nodes) node_errors[id] = [{ field: 'extra_data.api_key_platform_org', reason: 'api_key_required', message: 'A partner node needs extra_data.api_key_platform_org' }];
+  return new ApiError('invalid_workflow', message, { node_errors, reason: 'api_key_required' });
+}
+
 /** Every typed asset reference must name a live asset of the caller. */
 async function assetProblems(ctx: ServiceContext, account: AccountRecord, workflow: Record<string, unknown>): Promise<WorkflowProblem | null> {
   const found = new Map<string, boolean>();

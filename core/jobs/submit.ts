@@ -7,7 +7,7 @@ import { mountPrefix } from '../context.ts';
 import { invalid } from '../errors.ts';
 import { readJson } from '../read-json.ts';
 import { EXTRA_DATA_KEYS, JobSubmission, validate } from '../schemas.ts';
-import { checkWorkflow, depthExceeds, enqueueJob, MAX_WORKFLOW_DEPTH, partnerKey, problemError } from './enqueue.ts';
+import { checkWorkflow, depthExceeds, enqueueJob, MAX_WORKFLOW_DEPTH, partnerKey, partnerKeyError, partnerNodes, problemError } from './enqueue.ts';
 import { jobPath, jobView } from './view.ts';
 
 export { MAX_WORKFLOW_DEPTH } from './enqueue.ts';
@@ -46,6 +46,8 @@ export async function submitJob(request: Request, ctx: ServiceContext): Promise<
   const workflow = submission.workflow;
   const problem = await checkWorkflow(ctx, account, workflow);
   if (problem) throw problemError(problem);
+  const partners = await partnerNodes(ctx, workflow);
+  if (partners.length > 0 && !extra?.api_key_platform_org) throw partnerKeyError(partners);
 
   const { job, ahead } = await enqueueJob(ctx, request, account, { workflow, extra });
   // Counted at admission, which saves counting the queue twice per submission.
