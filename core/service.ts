@@ -13,6 +13,7 @@ import { sweep } from './sweeper.ts';
 import { createWebSocketHooks } from './websocket.ts';
 import { createJobSystem } from './jobs/system.ts';
 import { createLocalEngine } from '../engine/local/engine.ts';
+import { closeVideoTasks, startVideoTasks } from './proxy/video/tasks.ts';
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 110 * 1024 * 1024;
 
@@ -56,8 +57,11 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     },
   };
 
-  ctx.jobs = createJobSystem(ctx, options, options.engine ?? createLocalEngine());
+  // The built-in engine follows the operator's outbound policy (LoadImageFromURL).
+  const engine = options.engine ?? createLocalEngine({ settings: { allowPrivateUrls: options.allowPrivateUrls === true, resolveHost: options.resolveHost } });
+  ctx.jobs = createJobSystem(ctx, options, engine);
   await ctx.jobs.start();
+  await startVideoTasks(ctx);
 
   const handle = createRouter(ctx);
   const runSweep = () => sweep(ctx);
@@ -112,6 +116,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       if (timer) clearInterval(timer);
       await Promise.all([...inflight]);
       await ctx.jobs.close();
+      await closeVideoTasks(ctx);
       await sweeping;
       await idle();
       await metadata.close();

@@ -5,6 +5,7 @@ import type { HasherFactory } from './hash.ts';
 import type { Engine } from '../engine/types.ts';
 import type { CreditsProvider } from './jobs/credits.ts';
 import type { MusicProvider } from './proxy/music/provider.ts';
+import type { VideoProvider } from './proxy/video/provider.ts';
 
 /** A WebSocket connection as the core sees it; adapters wrap their native socket. */
 export interface WsPeer {
@@ -131,6 +132,27 @@ export interface ServiceOptions {
   musicProvider?: MusicProvider;
   /** Music generations one account may run at once before 429 `rate_limited`. Default 2. */
   musicConcurrencyPerAccount?: number;
+
+  /**
+   * Requests the service sends out itself (video key frames by URL,
+   * callback_url deliveries) and the built-in engine's LoadImageFromURL may
+   * reach private, loopback and link-local hosts. Default false.
+   */
+  allowPrivateUrls?: boolean;
+  /**
+   * DNS lookup for the outbound guard, so a name resolving into the private
+   * network is refused too (the Node adapter's `resolveHostWithDns`).
+   * Without it only literal addresses and local-only names are checked.
+   */
+  resolveHost?: (hostname: string) => Promise<string[]>;
+  /** Generates multi-frame videos for /proxy/videogen and the video node. Default: the local APNG renderer. */
+  videoProvider?: VideoProvider;
+  /**
+   * Deliveries to a video task's callback_url: tries per state change
+   * (default 6), the first retry's delay (default 1000 ms, doubling up to
+   * `maxDelayMs`, default 60000) and each try's time limit (default 10000 ms).
+   */
+  videoCallbacks?: { attempts?: number; initialDelayMs?: number; maxDelayMs?: number; timeoutMs?: number };
 }
 
 /** What an adapter knows about a request beyond the Request itself. */

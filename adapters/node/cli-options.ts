@@ -7,7 +7,7 @@ export interface ServeCliOptions {
   port: number;
   data: string;
   token: string | undefined;
-  /** LoadImageFromURL may fetch private, loopback and link-local addresses. */
+  /** Outbound requests (LoadImageFromURL, video key frames, callbacks) may reach private, loopback and link-local addresses. */
   allowPrivateUrls: boolean;
   /** Worker base URLs: jobs run on these engine servers instead of in process. */
   workers: string[];
@@ -35,9 +35,10 @@ Options:
   --token <secret>  Require "Authorization: Bearer <secret>" (env GRAPHRUN_TOKEN;
                     prefer the variable: flags are visible to other local users)
   --allow-private-urls
-                    Let LoadImageFromURL fetch private, loopback and link-local
-                    addresses (env GRAPHRUN_ALLOW_PRIVATE_URLS=1 or true; default off:
-                    only for trusted users, it opens the local network to workflows)
+                    Let outbound requests (LoadImageFromURL, video key frames by URL,
+                    video callbacks) reach private, loopback and link-local addresses
+                    (env GRAPHRUN_ALLOW_PRIVATE_URLS=1 or true; default off: only for
+                    trusted users, it opens the local network to them)
   --worker <url>    Run jobs on an engine server (ComfyUI protocol) instead of in
                     process; repeat for a pool (env GRAPHRUN_WORKERS, comma-separated)
   -h, --help        Show this help

@@ -6,7 +6,6 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createService } from '../../core/index.ts';
 import { createComfyEngine } from '../../engine/comfyui/engine.ts';
-import { createLocalEngine } from '../../engine/local/engine.ts';
 import type { Engine } from '../../engine/types.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../../storage/sql/sqlite.ts';
@@ -14,13 +13,13 @@ import { CliUsageError, parseCliArgs, USAGE, type ServeCliOptions } from './cli-
 import { resolveHostWithDns } from './resolve-host.ts';
 import { serve } from './server.ts';
 
-function engineFor({ workers, allowPrivateUrls }: ServeCliOptions): Engine | undefined {
+function engineFor({ workers }: ServeCliOptions): Engine | undefined {
   if (workers.length > 0) {
     const log = (message: string, detail?: Record<string, unknown>) => process.stderr.write(`graphrun: ${message} ${detail ? JSON.stringify(detail) : ''}\n`);
     return createComfyEngine({ workers, log });
   }
-  // The outbound guard of LoadImageFromURL: the operator's switch, and names resolved with node:dns.
-  return createLocalEngine({ settings: { allowPrivateUrls, resolveHost: resolveHostWithDns } });
+  // The built-in engine runs the jobs, under the service's outbound policy (below).
+  return undefined;
 }
 
 async function runServe(options: ServeCliOptions): Promise<void> {
@@ -33,9 +32,10 @@ async function runServe(options: ServeCliOptions): Promise<void> {
   // With workers, as many jobs run at once as the pool has slots (one per worker), also for the
   // CLI's one account (open or --token: the store's 'default' tier, otherwise limited to one job).
   const pool = workers.length > 0 ? { maxConcurrentJobs: workers.length, tierLimits: { default: workers.length } } : {};
-  const service = await createService({ storage, token, engine, ...pool });
+  // One outbound policy for LoadImageFromURL, video key frames and callbacks: the switch, and names resolved with node:dns.
+  const service = await createService({ storage, token, engine, allowPrivateUrls, resolveHost: resolveHostWithDns, ...pool });
   if (workers.length > 0) process.stderr.write(`graphrun: running jobs on ${workers.length} worker(s): ${workers.join(', ')}\n`);
-  else if (allowPrivateUrls) process.stderr.write('graphrun: LoadImageFromURL may fetch private, loopback and link-local addresses\n');
+  else if (allowPrivateUrls) process.stderr.write('graphrun: outbound requests (LoadImageFromURL, video key frames, callbacks) may reach private, loopback and link-local addresses\n');
   const running = await serve(service, { host, port });
   process.stdout.write(`graphrun listening on ${running.url}\n`);
 

@@ -5,11 +5,12 @@ import type { PartnerServices } from '../../engine/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { chargeCredits } from '../jobs/credits.ts';
 import { musicProviderOf } from './music/provider.ts';
+import { videoProviderOf } from './video/provider.ts';
 
 /** Provider lookups by kind; each surface adds its own. */
 const PROVIDERS: Record<string, (ctx: ServiceContext) => unknown> = {
   music: musicProviderOf,
-  // video: the video surface's provider lookup goes here.
+  video: videoProviderOf,
 };
 
 export function partnerServices(ctx: ServiceContext, accountId: string, extra: Record<string, unknown> | undefined): PartnerServices {

@@ -1,0 +1,99 @@
+// The video surface: POST /proxy/videogen/multiframe creates a task (auth,
+// exact validation with every problem at once, outbound URL policy, the
+// provider's own limits, credits, then a durable row) and answers its record
+// in state `created`; GET /proxy/videogen/tasks/{task_id} reads the caller's
+// task as it now is. Errors in the surface's `{message, details}` body.
+import type { VideoTaskRecord } from '../../../storage/types.ts';
+import { checkOutboundUrl, OutboundUrlError, type UrlPolicy } from '../../../engine/local/net/url-guard.ts';
+import { isUrlRef } from '../../../engine/local/video/image-ref.ts';
+import { linkBase, type ServiceContext } from '../../context.ts';
+import { outboundPolicy } from '../../outbound.ts';
+import { readJson } from '../../read-json.ts';
+import { chargeCredits, proxyAccount } from '../auth.ts';
+import type { ProxyRoute } from '../routes.ts';
+import { videoCredits } from './credits.ts';
+import { VideoError, videoErrorResponse } from './errors.ts';
+import { MAX_BODY_BYTES } from './limits.ts';
+import { videoProviderOf, type VideoRequest } from './provider.ts';
+import { taskView } from './record.ts';
+import { parseMultiframe } from './schema.ts';
+import { videoTasks } from './tasks.ts';
+
+const INVALID = 'The request is not valid.';
+
+/** Details for URLs the outbound policy refuses (checked now, so the caller hears of it at once). */
+async function refusedUrls(request: VideoRequest, callbackUrl: string | null, policy: UrlPolicy): Promise<string[]> {
+  const urls: Array<[field: string, url: string]> = [];
+  if (request.start_image !== '' && isUrlRef(request.start_image)) urls.push(['start_image', request.start_image]);
+  request.image_settings.forEach((s, i) => {
+    if (isUrlRef(s.key_image)) urls.push([`image_settings[${i}].key_image`, s.key_image]);
+  });
+  if (callbackUrl !== null) urls.push(['callback_url', callbackUrl]);
+  const found = await Promise.all(
+    urls.map(async ([field, url]) => {
+      try {
+        await checkOutboundUrl(new URL(url.trim()), policy);
+        return null;
+      } catch (err) {
+        // A name that does not resolve now may later: only a refusal is the caller's to fix.
+        if (!(err instanceof OutboundUrlError) || err.kind === 'network') return null;
+        const hint = err.kind === 'refused' ? ' (private, loopback and link-local addresses are not allowed on this service)' : '';
+        return `${field}: ${err.message}${hint}`;
+      }
+    }),
+  );
+  return found.filter((d): d is string => d !== null);
+}
+
+async function createTask(request: Request, ctx: ServiceContext): Promise<Response> {
+  try {
+    const account = await proxyAccount(request, ctx);
+    const parsed = parseMultiframe(await readJson(request, MAX_BODY_BYTES));
+    if (!parsed.ok) throw new VideoError(400, INVALID, parsed.details);
+    const { request: video, callback_url } = parsed.value;
+    const provider = videoProviderOf(ctx);
+    const details = [...(await refusedUrls(video, callback_url, outboundPolicy(ctx))), ...(provider.check?.(video) ?? [])];
+    if (details.length > 0) throw new VideoError(400, INVALID, details);
+
+    const credits = videoCredits(video);
+    await chargeCredits(ctx, account.id, credits, 'multi-frame video');
+    const now = ctx.now();
+    const task: VideoTaskRecord = {
+      id: crypto.randomUUID(),
+      account_id: account.id,
+      state: 'created',
+      request: { ...video, ...(callback_url !== null ? { callback_url } : {}) },
+      credits,
+      provider: provider.name,
+      provider_task_id: null,
+      link_base: linkBase(ctx, request),
+      output_asset_id: null,
+      error: null,
+      created_at: now,
+      updated_at: now,
+      // Kept as long as a job: GET and the output's URL work until then.
+      expires_at: now + ctx.jobs.retentionMs,
+    };
+    await ctx.metadata.createVideoTask(task);
+    videoTasks(ctx).accept(task);
+    return Response.json(await taskView(ctx, task, task.link_base));
+  } catch (err) {
+    return videoErrorResponse(err, ctx.logger);
+  }
+}
+
+async function getTask(request: Request, ctx: ServiceContext, taskId: string): Promise<Response> {
+  try {
+    const account = await proxyAccount(request, ctx);
+    const task = await ctx.metadata.getVideoTask(account.id, taskId);
+    if (!task || task.expires_at <= ctx.now()) throw new VideoError(404, 'No video task with this id.');
+    return Response.json(await taskView(ctx, task, linkBase(ctx, request)));
+  } catch (err) {
+    return videoErrorResponse(err, ctx.logger);
+  }
+}
+
+export const videoRoutes: ProxyRoute[] = [
+  ['POST', '/proxy/videogen/multiframe', (r, c) => createTask(r, c)],
+  ['GET', '/proxy/videogen/tasks/:task_id', (r, c, p) => getTask(r, c, p.task_id)],
+];
