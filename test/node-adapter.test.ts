@@ -175,6 +175,35 @@ describe('request conversion', () => {
     expect(await seen.promise).toEqual({ real: true, copied: `${url}/r?q=1`, header: 'yes', text: 'payload' });
   });
 
+  it('puts every client header in the Request, where copies and the Headers API find them', async () => {
+    const seen = deferred<Record<string, unknown>>();
+    const { url } = await start(fakeService(async (req) => {
+      const copy = new Request(req);
+      seen.resolve({
+        host: req.headers.get('host'),
+        a: req.headers.get('x-a'),
+        cookie: req.headers.get('cookie'),
+        names: [...req.headers.keys()].filter((n) => n.startsWith('x-')),
+        copied: copy.headers.get('x-a'),
+        cloned: req.clone().headers.get('x-b'),
+        method: req.method,
+      });
+      return new Response(null, { status: 204 });
+    }));
+    await (
+      await request(`${url}/h`, { headers: ['x-a', '1', 'x-a', '2', 'cookie', 'a=1', 'cookie', 'b=2', 'x-b', 'B'] })
+    ).body.text();
+    expect(await seen.promise).toEqual({
+      host: new URL(url).host,
+      a: '1, 2',
+      cookie: 'a=1; b=2',
+      names: ['x-a', 'x-b'],
+      copied: '1, 2',
+      cloned: 'B',
+      method: 'GET',
+    });
+  });
+
   it('gives GET and HEAD no body, and builds the URL from Host or, when trusted, X-Forwarded-*', async () => {
     const seen: { method: string; url: string; body: boolean }[] = [];
     const service = fakeService((req) => {

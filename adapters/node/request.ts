@@ -2,7 +2,7 @@
 // the client's connection, URL from Host (or X-Forwarded-* behind a proxy).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hasBody, requestBodyStream } from './request-body.ts';
-import { BadRequestError, requestHeaders, requestHref } from './request-head.ts';
+import { appendRequestHeaders, BadRequestError, requestHref } from './request-head.ts';
 
 export interface NodeRequestOptions {
   /** Largest body read from the socket; past it the body stream errors. Default: no limit (the service enforces its own). */
@@ -64,22 +64,29 @@ export function incomingMessageToRequest(
   parts: RequestParts = {},
 ): Request {
   const url = requestHref(req, opts.trustProxy, parts.target);
-  const headers = requestHeaders(req);
-  let body: ReadableStream<Uint8Array> | Uint8Array | null;
-  if (parts.body !== undefined) {
-    body = parts.body;
-    headers.set('content-length', String(body.byteLength));
-    headers.delete('content-encoding');
-    headers.delete('transfer-encoding');
-  } else {
-    body = hasBody(req) ? requestBodyStream(req, opts.maxBodyBytes) : null;
-  }
+  const body: ReadableStream<Uint8Array> | Uint8Array | null =
+    parts.body !== undefined ? parts.body : hasBody(req) ? requestBodyStream(req, opts.maxBodyBytes) : null;
+  let request: Request;
   try {
     // The constructor parses the URL: a target that is not one is a 400 below.
-    return new NodeRequest(url, { method: req.method, headers, body, duplex: 'half' } as RequestInit, res);
+    request = new NodeRequest(url, { method: req.method, body, duplex: 'half' } as RequestInit, res);
   } catch (err) {
     // e.g. TRACE, which fetch forbids; the body is left unread and the connection closed.
     if (body instanceof ReadableStream) void body.cancel();
     throw new BadRequestError(err instanceof Error ? err.message : 'The request is not valid.');
   }
+  // Into the Request's own headers, not through init (that copies a Headers built for it).
+  // The bodies here (bytes, a stream) never make the constructor add a Content-Type.
+  try {
+    appendRequestHeaders(request.headers, req);
+  } catch (err) {
+    if (body instanceof ReadableStream) void body.cancel();
+    throw err;
+  }
+  if (parts.body !== undefined) {
+    request.headers.set('content-length', String(parts.body.byteLength));
+    request.headers.delete('content-encoding');
+    request.headers.delete('transfer-encoding');
+  }
+  return request;
 }
