@@ -15,4 +15,6 @@ export {
   type ServeOptions,
 } from './server.ts';
 export { underPrefix } from './mount-prefix.ts';
+export { resolveHostWithDns } from './resolve-host.ts';
 export { createUpstreamMusicProvider, type UpstreamMusicOptions, type UpstreamMusicProvider } from './music-upstream.ts';
+export { createUpstreamVideoProvider, type UpstreamVideoOptions, type UpstreamVideoProvider } from './video-upstream.ts';

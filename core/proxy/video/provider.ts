@@ -48,6 +48,8 @@ export interface VideoProvider {
   readonly name: string;
   /** Pause between two status calls, ms. */
   readonly pollIntervalMs: number;
+  /** Wait before retrying a retryable failure, ms, doubling per try. Default 1000. */
+  readonly retryDelayMs?: number;
   /** Problems of a valid request this provider cannot take, as error details; [] when none. */
   check?(request: VideoRequest): string[];
   /** Starts the generation; throws VideoProviderError when it cannot. */

@@ -16,7 +16,7 @@ export const TASK_FAILED = 'The video could not be generated.';
 const CREATE_ATTEMPTS = 3;
 /** Status calls that may fail in a row before the task is given up. */
 const STATUS_ATTEMPTS = 5;
-const RETRY_BASE_MS = 1000;
+const RETRY_DELAY_MS = 1000;
 
 export interface TaskRunDeps {
   ctx: ServiceContext;
@@ -53,6 +53,7 @@ async function* chunks(body: ProviderVideo['body']): AsyncIterable<Uint8Array> {
 
 export async function runVideoTask(deps: TaskRunDeps, initial: VideoTaskRecord): Promise<void> {
   const { ctx, provider, signal } = deps;
+  const retryDelay = (n: number) => (provider.retryDelayMs ?? RETRY_DELAY_MS) * 2 ** (n - 1);
   let task = initial;
   const { callback_url: _callback, ...request } = task.request as unknown as VideoRequest & { callback_url?: string };
 
@@ -86,7 +87,7 @@ export async function runVideoTask(deps: TaskRunDeps, initial: VideoTaskRecord):
           await fail(`the provider could not create the task: ${message(err)}`);
           return null;
         }
-        await pause(RETRY_BASE_MS * 2 ** (attempt - 1), signal);
+        await pause(retryDelay(attempt), signal);
       }
     }
   }
@@ -125,7 +126,7 @@ export async function runVideoTask(deps: TaskRunDeps, initial: VideoTaskRecord):
       if (signal.aborted) throw err;
       const retryable = err instanceof VideoProviderError && err.retryable;
       if (!retryable || ++statusFailures >= STATUS_ATTEMPTS) return fail(`the provider could not report the task: ${message(err)}`);
-      await pause(RETRY_BASE_MS * 2 ** (statusFailures - 1), signal);
+      await pause(retryDelay(statusFailures), signal);
       continue;
     }
     switch (st.state) {
