@@ -25,7 +25,16 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   // A persisted random key keeps signed URLs valid across restarts without configuration.
   const secret = options.signingSecret ?? (await metadata.initSetting('url_signing_secret', randomSecret()));
   const pending = new Set<Promise<void>>();
-  const inflight = new Set<Promise<void>>();
+  // Requests under way, and whoever waits for them to end (close()).
+  let active = 0;
+  let drainWaiters: Array<() => void> = [];
+  const settle = () => {
+    if (--active > 0) return;
+    const waiters = drainWaiters;
+    drainWaiters = [];
+    for (const w of waiters) w();
+  };
+  const drained = () => (active === 0 ? Promise.resolve() : new Promise<void>((resolve) => drainWaiters.push(resolve)));
   let closed = false;
 
   // `jobs` is attached right below: the job system itself needs the context.
@@ -103,8 +112,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       }
       // Tracked so close() lets requests under way finish before the stores close.
       const p = handle(request);
-      const settled = p.then(() => undefined, () => undefined).finally(() => inflight.delete(settled));
-      inflight.add(settled);
+      active++;
+      // One reaction per request (not then + finally + a Set entry): this runs on every call.
+      p.then(settle, settle);
       return p;
     },
     websocket: createWebSocketHooks(ctx, { maxBufferedBytes: options.maxWebSocketBufferedBytes }),
@@ -114,7 +124,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       if (closed) return;
       closed = true;
       if (timer) clearInterval(timer);
-      await Promise.all([...inflight]);
+      await drained();
       await ctx.jobs.close();
       await closeVideoTasks(ctx);
       await sweeping;
