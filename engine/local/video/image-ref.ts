@@ -29,6 +29,13 @@ export function decodeBase64Ref(ref: string): Uint8Array | null {
   return out;
 }
 
+/** Base64 of bytes (a key image ref), with the Web's btoa, in slices the call stack can take. */
+export function toBase64Ref(bytes: Uint8Array): string {
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
+
 /** How many bytes a base64 ref decodes to, without decoding it. */
 export function base64RefSize(ref: string): number {
   const text = base64Text(ref);
