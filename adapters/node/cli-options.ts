@@ -11,6 +11,14 @@ export interface ServeCliOptions {
   allowPrivateUrls: boolean;
   /** Worker base URLs: jobs run on these engine servers instead of in process. */
   workers: string[];
+  /** Vendor endpoints the generation routes forward to instead of generating locally. */
+  musicUpstream: Upstream | undefined;
+  videoUpstream: Upstream | undefined;
+}
+
+export interface Upstream {
+  baseUrl: string;
+  token: string;
 }
 
 export type CliCommand = { command: 'help' } | { command: 'serve'; options: ServeCliOptions };
@@ -41,6 +49,12 @@ Options:
                     trusted users, it opens the local network to them)
   --worker <url>    Run jobs on an engine server (ComfyUI protocol) instead of in
                     process; repeat for a pool (env GRAPHRUN_WORKERS, comma-separated)
+  --music-upstream <url>
+                    Forward /proxy/musicgen to this vendor base (env GRAPHRUN_MUSIC_UPSTREAM_URL)
+                    with the token in GRAPHRUN_MUSIC_UPSTREAM_TOKEN; default: local synthesis
+  --video-upstream <url>
+                    Forward /proxy/videogen to this vendor base (env GRAPHRUN_VIDEO_UPSTREAM_URL)
+                    with the token in GRAPHRUN_VIDEO_UPSTREAM_TOKEN; default: local rendering
   -h, --help        Show this help
 `;
 
@@ -57,20 +71,36 @@ function nonEmpty(value: string | undefined, from: string): string | undefined {
   return value;
 }
 
-/** Worker base URLs: http(s) with a host, no query; a trailing slash is dropped. */
+/** A base URL: http(s) with a host, no query or fragment; a trailing slash is dropped. */
+function parseBaseUrl(value: string, from: string, example: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {
+    // reported below
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname || url.search || url.hash) {
+    throw new CliUsageError(`${from} must be an http(s) URL such as ${example}, got "${value}".`);
+  }
+  return value.replace(/\/+$/, '');
+}
+
+/** Worker base URLs. */
 function parseWorkers(raw: string[], from: string): string[] {
-  return raw.map((value) => {
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      throw new CliUsageError(`${from} must be an http(s) URL such as http://host:8188, got "${value}".`);
-    }
-    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname || url.search || url.hash) {
-      throw new CliUsageError(`${from} must be an http(s) URL such as http://host:8188, got "${value}".`);
-    }
-    return value.replace(/\/+$/, '');
-  });
+  return raw.map((value) => parseBaseUrl(value, from, 'http://host:8188'));
+}
+
+/** A vendor endpoint: its URL from the flag or the variable, its token only from the environment (flags are visible to other users). */
+function parseUpstream(flag: string | undefined, env: Env, kind: 'music' | 'video'): Upstream | undefined {
+  const urlVar = `GRAPHRUN_${kind.toUpperCase()}_UPSTREAM_URL`;
+  const tokenVar = `GRAPHRUN_${kind.toUpperCase()}_UPSTREAM_TOKEN`;
+  const raw = flag ?? (env[urlVar] || undefined);
+  if (raw === undefined) return undefined;
+  const from = flag !== undefined ? `--${kind}-upstream` : urlVar;
+  const baseUrl = parseBaseUrl(raw, from, `https://vendor.example/proxy/${kind}gen`);
+  const token = env[tokenVar];
+  if (!token) throw new CliUsageError(`${from} needs the vendor's token in ${tokenVar}.`);
+  return { baseUrl, token };
 }
 
 /** A yes/no variable: 1 or true is on; 0, false or empty is off; anything else is a mistake. */
@@ -96,6 +126,8 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
         token: { type: 'string' },
         'allow-private-urls': { type: 'boolean' },
         worker: { type: 'string', multiple: true },
+        'music-upstream': { type: 'string' },
+        'video-upstream': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -125,6 +157,8 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
       token: nonEmpty(values.token, '--token') ?? fromEnv('GRAPHRUN_TOKEN'),
       allowPrivateUrls: values['allow-private-urls'] === true || parseSwitch(env.GRAPHRUN_ALLOW_PRIVATE_URLS, 'GRAPHRUN_ALLOW_PRIVATE_URLS'),
       workers,
+      musicUpstream: parseUpstream(values['music-upstream'], env, 'music'),
+      videoUpstream: parseUpstream(values['video-upstream'], env, 'video'),
     },
   };
 }

@@ -10,7 +10,9 @@ import type { Engine } from '../../engine/types.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../../storage/sql/sqlite.ts';
 import { CliUsageError, parseCliArgs, USAGE, type ServeCliOptions } from './cli-options.ts';
+import { createUpstreamMusicProvider } from './music-upstream.ts';
 import { resolveHostWithDns } from './resolve-host.ts';
+import { createUpstreamVideoProvider } from './video-upstream.ts';
 import { serve } from './server.ts';
 
 function engineFor({ workers }: ServeCliOptions): Engine | undefined {
@@ -23,7 +25,7 @@ function engineFor({ workers }: ServeCliOptions): Engine | undefined {
 }
 
 async function runServe(options: ServeCliOptions): Promise<void> {
-  const { host, port, data, token, allowPrivateUrls, workers } = options;
+  const { host, port, data, token, allowPrivateUrls, workers, musicUpstream, videoUpstream } = options;
   await mkdir(data, { recursive: true });
   const blobs = await createFsBlobStore({ dir: join(data, 'blobs') });
   const storage = await createSqliteStorage({ filename: join(data, 'graphrun.db'), blobs });
@@ -33,7 +35,13 @@ async function runServe(options: ServeCliOptions): Promise<void> {
   // CLI's one account (open or --token: the store's 'default' tier, otherwise limited to one job).
   const pool = workers.length > 0 ? { maxConcurrentJobs: workers.length, tierLimits: { default: workers.length } } : {};
   // One outbound policy for LoadImageFromURL, video key frames and callbacks: the switch, and names resolved with node:dns.
-  const service = await createService({ storage, token, engine, allowPrivateUrls, resolveHost: resolveHostWithDns, ...pool });
+  const providers = {
+    ...(musicUpstream ? { musicProvider: createUpstreamMusicProvider(musicUpstream) } : {}),
+    ...(videoUpstream ? { videoProvider: createUpstreamVideoProvider(videoUpstream) } : {}),
+  };
+  const service = await createService({ storage, token, engine, allowPrivateUrls, resolveHost: resolveHostWithDns, ...pool, ...providers });
+  if (musicUpstream) process.stderr.write(`graphrun: music generation forwarded to ${musicUpstream.baseUrl}\n`);
+  if (videoUpstream) process.stderr.write(`graphrun: video generation forwarded to ${videoUpstream.baseUrl}\n`);
   if (workers.length > 0) process.stderr.write(`graphrun: running jobs on ${workers.length} worker(s): ${workers.join(', ')}\n`);
   else if (allowPrivateUrls) process.stderr.write('graphrun: outbound requests (LoadImageFromURL, video key frames, callbacks) may reach private, loopback and link-local addresses\n');
   const running = await serve(service, { host, port });
