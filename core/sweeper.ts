@@ -1,7 +1,8 @@
 // Retention: expired assets stop being served at once (reads filter on
 // expires_at); this sweep deletes their records, collects blobs nothing
 // references any more, drops idempotency keys past their 24 hours, and marks
-// finished jobs past their retention `expired` (their outputs expire with them).
+// finished jobs past their retention `expired` (their outputs expire with them),
+// and deletes video tasks past theirs.
 import type { ServiceContext } from './context.ts';
 import { collectBlob } from './assets/ingest.ts';
 import { EXPIRED_ERROR } from './jobs/job-errors.ts';
@@ -39,6 +40,8 @@ export async function sweep(ctx: ServiceContext): Promise<{ expired: number; blo
     if (keys.length < BATCH) break;
   }
   await ctx.metadata.deleteExpiredIdempotencyKeys(now);
+  // Video tasks past retention (their output assets expire on their own, above).
+  while ((await ctx.metadata.deleteExpiredVideoTasks(now, BATCH)).length === BATCH);
   let removed = 0;
   for (;;) {
     const keys = await ctx.metadata.listUnreferencedBlobs(BATCH);

@@ -241,6 +241,8 @@ export interface VideoTaskStore {
   transitionVideoTask(id: string, from: string, to: string, patch: VideoTaskPatch): Promise<boolean>;
   /** Tasks in these states, oldest first (the ones a restart resumes). */
   listVideoTasksByState(states: string[], limit: number): Promise<VideoTaskRecord[]>;
+  /** Deletes up to `limit` tasks whose retention ended at or before `now`; returns their ids. */
+  deleteExpiredVideoTasks(now: number, limit: number): Promise<string[]>;
 }
 
 /** A byte range, both ends inclusive, as HTTP ranges are. */

@@ -4,7 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMemoryBlobStore, createMemoryMetadataStore } from '../storage/memory/index.ts';
+import { createService } from '../core/index.ts';
+import { createMemoryBlobStore, createMemoryMetadataStore, createMemoryStorage } from '../storage/memory/index.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 import type { MetadataStore, VideoTaskRecord } from '../storage/types.ts';
 
@@ -87,6 +88,20 @@ describe.each(stores)('video task store: %s', (_name, open) => {
     expect((await store.listVideoTasksByState(['success'], 10))[0].output_asset_id).toBe('asset-1');
     await close();
   });
+
+  it('deletes tasks whose retention ended, in batches, and only those', async () => {
+    const { store, close } = await open();
+    await store.createVideoTask(task('old-1', { expires_at: 500 }));
+    await store.createVideoTask(task('old-2', { expires_at: 1000 }));
+    await store.createVideoTask(task('new', { expires_at: 1001 }));
+    const first = await store.deleteExpiredVideoTasks(1000, 1);
+    expect(first).toHaveLength(1);
+    expect((await store.deleteExpiredVideoTasks(1000, 10)).concat(first).sort()).toEqual(['old-1', 'old-2']);
+    expect(await store.deleteExpiredVideoTasks(1000, 10)).toEqual([]);
+    expect(await store.getVideoTask('acct', 'old-1')).toBeNull();
+    expect((await store.getVideoTask('acct', 'new'))?.id).toBe('new');
+    await close();
+  });
 });
 
 describe('video tasks on SQLite', () => {
@@ -98,5 +113,25 @@ describe('video tasks on SQLite', () => {
     const second = await createSqliteStorage({ filename, blobs: createMemoryBlobStore() });
     expect(await second.metadata.listVideoTasksByState(['processing'], 10)).toEqual([task('kept', { state: 'processing', provider_task_id: 'p-9' })]);
     await second.close();
+  });
+});
+
+describe('video tasks and the sweep', () => {
+  it('sweep() deletes tasks past their retention and keeps the others', async () => {
+    let now = 50_000;
+    const storage = createMemoryStorage();
+    const service = await createService({ storage, now: () => now, sweepIntervalMs: 0 });
+    try {
+      await storage.metadata.createVideoTask(task('due', { expires_at: 60_000 }));
+      await storage.metadata.createVideoTask(task('kept', { expires_at: 60_001 }));
+      await service.sweep();
+      expect(await storage.metadata.getVideoTask('acct', 'due')).not.toBeNull();
+      now = 60_000;
+      await service.sweep();
+      expect(await storage.metadata.getVideoTask('acct', 'due')).toBeNull();
+      expect(await storage.metadata.getVideoTask('acct', 'kept')).not.toBeNull();
+    } finally {
+      await service.close();
+    }
   });
 });

@@ -32,5 +32,10 @@ export function createMemoryVideoTaskStore(): VideoTaskStore {
         .slice(0, limit)
         .map(copy);
     },
+    async deleteExpiredVideoTasks(now, limit) {
+      const ids = [...tasks.values()].filter((t) => t.expires_at <= now).slice(0, limit).map((t) => t.id);
+      for (const id of ids) tasks.delete(id);
+      return ids;
+    },
   };
 }

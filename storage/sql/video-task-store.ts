@@ -49,5 +49,13 @@ export function createSqlVideoTaskStore(db: Kysely<Database>): VideoTaskStore {
         .execute();
       return rows.map(toTask);
     },
+    async deleteExpiredVideoTasks(now, limit) {
+      // Select then delete by id: LIMIT on DELETE is not portable SQL.
+      const rows = await db.selectFrom('video_tasks').select('id').where('expires_at', '<=', now).limit(limit).execute();
+      if (rows.length === 0) return [];
+      const ids = rows.map((r) => r.id);
+      await db.deleteFrom('video_tasks').where('id', 'in', ids).where('expires_at', '<=', now).execute();
+      return ids;
+    },
   };
 }
