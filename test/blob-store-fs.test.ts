@@ -55,6 +55,14 @@ describe('fs blob store specifics', () => {
     expect((await readdir(dir)).sort()).toEqual(['.tmp', 'ab']);
   });
 
+  it('concurrent commits into one new prefix directory all land', async () => {
+    const keys = ['ffee0001', 'ffee0002', 'ffee0003', 'ffef0004'];
+    const results = await Promise.all(keys.map((k, i) => put(store, k, bytes(10 + i))));
+    expect(results).toEqual([true, true, true, true]);
+    for (const [i, k] of keys.entries()) expect((await stat(join(dir, k.slice(0, 2), k.slice(2, 4), k))).size).toBe(10 + i);
+    expect(await store.tempCount()).toBe(0);
+  });
+
   it('rejects keys that could name another path', async () => {
     const bad = ['', 'abc', '../../etc/passwd', 'ab/cd/ef', 'ab\\cd', '.tmp', 'abcd.txt', 'x'.repeat(129), 'abc\u0000d'];
     for (const key of bad) {

@@ -39,7 +39,8 @@ async function syncDir(path: string): Promise<void> {
   try {
     await fh.sync();
   } finally {
-    await fh.close();
+    // Not awaited: the entry is durable once sync returns; closing a read-only handle changes nothing on disk.
+    fh.close().catch(() => {});
   }
 }
 
@@ -54,25 +55,43 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
     return join(dir, key.slice(0, 2), key.slice(2, 4), key);
   };
 
+  // Prefix directories that exist with durable entries, each settled once: a
+  // writer that finds its directory here skips the mkdir, and one that finds
+  // it being made waits until its entry is durable (not only until it exists).
+  // At most 65536 of them; the store never removes a directory.
+  const dirs = new Map<string, Promise<void>>();
+  function prefixDir(parent: string): Promise<void> {
+    let ready = dirs.get(parent);
+    if (!ready) {
+      ready = (async () => {
+        const created = await mkdir(parent, { recursive: true });
+        if (created === undefined) return;
+        // Each new directory's entry lives in the directory above it.
+        const grandparent = dirname(parent);
+        await Promise.all(created === parent ? [syncDir(grandparent)] : [syncDir(grandparent), syncDir(dir)]);
+      })();
+      dirs.set(parent, ready);
+      ready.catch(() => dirs.delete(parent));
+    }
+    return ready;
+  }
+
   return {
     async begin() {
       const tmpPath = join(tmpDir, randomBytes(16).toString('hex'));
       return createTempWriter(await open(tmpPath, 'wx'), tmpPath, checkKey, async (key) => {
         const final = pathOf(key);
         const parent = dirname(final);
-        const created = await mkdir(parent, { recursive: true });
+        await prefixDir(parent);
         try {
           await link(tmpPath, final);
         } catch (e) {
-          if (errCode(e) === 'EEXIST') return false; // another writer published it first
-          throw e;
+          if (errCode(e) !== 'EEXIST') throw e;
+          await unlink(tmpPath);
+          return false; // another writer published it first
         }
-        // The new directory entries must be durable before the caller records the blob.
-        await syncDir(parent);
-        if (created !== undefined) {
-          await syncDir(dirname(parent));
-          await syncDir(dir);
-        }
+        // The new entry must be durable before the caller records the blob; the temp name is not needed meanwhile.
+        await Promise.all([syncDir(parent), unlink(tmpPath)]);
         return true;
       });
     },

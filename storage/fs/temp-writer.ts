@@ -1,5 +1,6 @@
 // The BlobWriter of the fs store: bytes go to an open temp file; commit makes
-// them durable and hands over to `publish`, which links them under the key.
+// them durable and hands over to `publish`, which links them under the key
+// and removes the temp file.
 import { unlink, type FileHandle } from 'node:fs/promises';
 import type { BlobWriter } from '../types.ts';
 
@@ -10,7 +11,7 @@ const ignoreEnoent = (e: unknown) => {
   if ((e as NodeJS.ErrnoException | null)?.code !== 'ENOENT') throw e;
 };
 
-/** A writer over an open temp file; `publish` links it under its key. */
+/** A writer over an open temp file; `publish` links it under its key and removes the temp file. */
 export function createTempWriter(
   fh: FileHandle,
   tmpPath: string,
@@ -87,9 +88,8 @@ export function createTempWriter(
         await queue;
         throwIfFailed();
         await fh.sync();
-        await fh.close();
-        const created = await publish(key);
-        await unlink(tmpPath);
+        // The bytes are durable: closing and publishing no longer depend on each other.
+        const [, created] = await Promise.all([fh.close(), publish(key)]);
         state = 'done';
         return created;
       })();
