@@ -42,6 +42,14 @@ const SERVED_MEMORY = 100_000;
 /** Refetches of one account's queue per pass after lost CASes, before giving it up until the next pass. */
 const MAX_REFETCH = 3;
 
+/**
+ * Runs `task` after the current work and the I/O it queued (the answer that
+ * admitted a job goes out first), without the minimum delay of a 0 ms timer
+ * (1 ms on Node and Bun, more under load), which each job would wait.
+ */
+const soon: (task: () => void) => void =
+  (globalThis as { setImmediate?: (task: () => void) => unknown }).setImmediate ?? ((task) => void setTimeout(task, 0));
+
 export interface SchedulerOptions {
   /** Jobs; with `upsertAccount` it also gives an account's tier (read, never changed). */
   store: JobStore & Partial<Pick<MetadataStore, 'upsertAccount'>>;
@@ -119,7 +127,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
   let turn = 0;
   let closed = false;
   let chain: Promise<unknown> = Promise.resolve();
-  let kickTimer: ReturnType<typeof setTimeout> | undefined;
+  let kickPending = false;
   const poll = opts.pollIntervalMs ? setInterval(() => kick(), opts.pollIntervalMs) : undefined;
 
   const localRunning = (accountId: string) => runningByAccount.get(accountId) ?? 0;
@@ -229,13 +237,15 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
   }
 
   function kick() {
-    if (closed || kickTimer !== undefined) return;
-    kickTimer = setTimeout(() => {
-      kickTimer = undefined;
+    if (closed || kickPending) return;
+    kickPending = true;
+    soon(() => {
+      kickPending = false;
+      if (closed) return;
       pass().catch((err: unknown) => {
         logger.error('scheduler pass failed', { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
       });
-    }, 0);
+    });
   }
 
   return {
@@ -255,8 +265,6 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     },
     async close() {
       closed = true;
-      if (kickTimer !== undefined) clearTimeout(kickTimer);
-      kickTimer = undefined;
       if (poll !== undefined) clearInterval(poll);
       await chain;
     },
