@@ -83,13 +83,21 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
     log,
   });
 
+  // The union is built again only when some worker's definitions object was replaced (a refresh):
+  // it is asked for several times per job, and a worker has hundreds of classes.
+  let union: { sources: Array<Record<string, NodeDefinition> | null>; defs: Record<string, NodeDefinition>; empty: boolean } | null = null;
+
   /** The union of the workers' classes; a job goes to a worker that has all of its own. */
   async function nodeDefinitions(): Promise<Record<string, NodeDefinition>> {
     await pool.whenDefinitions(opts.definitionsWaitMs ?? 5000);
-    const defs: Record<string, NodeDefinition> = {};
-    for (const w of pool.workers) if (w.defs) for (const [k, v] of Object.entries(w.defs)) defs[k] ??= v;
-    if (Object.keys(defs).length === 0) throw new EngineNotReadyError('No worker has answered yet, so the node classes are unknown. Try again shortly.');
-    return defs;
+    const sources = pool.workers.map((w) => w.defs);
+    if (!union || sources.some((d, i) => d !== union!.sources[i])) {
+      const defs: Record<string, NodeDefinition> = {};
+      for (const d of sources) if (d) for (const k in d) if (Object.hasOwn(d, k)) defs[k] ??= d[k];
+      union = { sources, defs, empty: Object.keys(defs).length === 0 };
+    }
+    if (union.empty) throw new EngineNotReadyError('No worker has answered yet, so the node classes are unknown. Try again shortly.');
+    return union.defs;
   }
 
   async function execute(job: EngineJob, ctx: ExecutionContext): Promise<void> {

@@ -35,6 +35,11 @@ export function registryOf(defs: Record<string, NodeDefinition>): NodeRegistry {
   };
 }
 
+// One registry per definitions object: workers' definitions are replaced on refresh, never changed in place.
+const registries = new WeakMap<Record<string, NodeDefinition>, NodeRegistry>();
+
 export function validateAgainst(workflow: Workflow, defs: Record<string, NodeDefinition>): ValidationResult {
-  return validateWorkflow(workflow, registryOf(defs));
+  let registry = registries.get(defs);
+  if (!registry) registries.set(defs, (registry = registryOf(defs)));
+  return validateWorkflow(workflow, registry);
 }
