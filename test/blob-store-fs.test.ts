@@ -63,6 +63,14 @@ describe('fs blob store specifics', () => {
     expect(await store.tempCount()).toBe(0);
   });
 
+  it('makes a prefix directory again when it was removed behind its back', async () => {
+    await put(store, 'abce0001', bytes(5));
+    await rm(join(dir, 'ab'), { recursive: true });
+    expect(await put(store, 'abce0002', bytes(6))).toBe(true);
+    expect((await stat(join(dir, 'ab', 'ce', 'abce0002'))).size).toBe(6);
+    expect(await store.tempCount()).toBe(0);
+  });
+
   it('rejects keys that could name another path', async () => {
     const bad = ['', 'abc', '../../etc/passwd', 'ab/cd/ef', 'ab\\cd', '.tmp', 'abcd.txt', 'x'.repeat(129), 'abc\u0000d'];
     for (const key of bad) {

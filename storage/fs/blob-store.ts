@@ -55,43 +55,55 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
     return join(dir, key.slice(0, 2), key.slice(2, 4), key);
   };
 
-  // Prefix directories that exist with durable entries, each settled once: a
-  // writer that finds its directory here skips the mkdir, and one that finds
-  // it being made waits until its entry is durable (not only until it exists).
-  // At most 65536 of them; the store never removes a directory.
-  const dirs = new Map<string, Promise<void>>();
-  function prefixDir(parent: string): Promise<void> {
-    let ready = dirs.get(parent);
-    if (!ready) {
-      ready = (async () => {
-        const created = await mkdir(parent, { recursive: true });
-        if (created === undefined) return;
-        // Each new directory's entry lives in the directory above it.
-        const grandparent = dirname(parent);
-        await Promise.all(created === parent ? [syncDir(grandparent)] : [syncDir(grandparent), syncDir(dir)]);
-      })();
-      dirs.set(parent, ready);
-      ready.catch(() => dirs.delete(parent));
+  // Prefix directories made by this process, each once: `made` when it
+  // exists, `durable` when the entries of the directories it took to make it
+  // are synced. A writer links once `made` and returns only after `durable`,
+  // so those syncs overlap its own; one that finds the directory being made
+  // waits for the same promises, never for less. At most 65536 entries; the
+  // store never removes a directory.
+  const dirs = new Map<string, { made: Promise<void>; durable: Promise<void> }>();
+  function prefixDir(parent: string): { made: Promise<void>; durable: Promise<void> } {
+    let entry = dirs.get(parent);
+    if (!entry) {
+      const created = mkdir(parent, { recursive: true });
+      // Each new directory's entry lives in the directory above it.
+      const grandparent = dirname(parent);
+      const durable = created.then(async (top) => {
+        if (top !== undefined) await Promise.all(top === parent ? [syncDir(grandparent)] : [syncDir(grandparent), syncDir(dir)]);
+      });
+      entry = { made: created.then(() => undefined), durable };
+      dirs.set(parent, entry);
+      durable.catch(() => dirs.delete(parent));
     }
-    return ready;
+    return entry;
   }
 
   return {
     async begin() {
       const tmpPath = join(tmpDir, randomBytes(16).toString('hex'));
-      return createTempWriter(await open(tmpPath, 'wx'), tmpPath, checkKey, async (key) => {
+      return createTempWriter(await open(tmpPath, 'wx'), tmpPath, checkKey, async (key, durable) => {
         const final = pathOf(key);
         const parent = dirname(final);
-        await prefixDir(parent);
+        // The directory is made while the bytes are synced; nothing links before both are done.
+        let place = prefixDir(parent);
         try {
-          await link(tmpPath, final);
+          await Promise.all([place.made, durable]);
+          await link(tmpPath, final).catch(async (e: unknown) => {
+            if (errCode(e) !== 'ENOENT') throw e;
+            // The directory was removed behind our back: make it again.
+            if (dirs.get(parent) === place) dirs.delete(parent);
+            place = prefixDir(parent);
+            await place.made;
+            await link(tmpPath, final);
+          });
         } catch (e) {
+          await place.durable.catch(() => {});
           if (errCode(e) !== 'EEXIST') throw e;
           await unlink(tmpPath);
           return false; // another writer published it first
         }
-        // The new entry must be durable before the caller records the blob; the temp name is not needed meanwhile.
-        await Promise.all([syncDir(parent), unlink(tmpPath)]);
+        // The new entry and the directories above it must be durable before the caller records the blob.
+        await Promise.all([syncDir(parent), place.durable, unlink(tmpPath)]);
         return true;
       });
     },

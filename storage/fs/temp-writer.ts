@@ -11,12 +11,17 @@ const ignoreEnoent = (e: unknown) => {
   if ((e as NodeJS.ErrnoException | null)?.code !== 'ENOENT') throw e;
 };
 
-/** A writer over an open temp file; `publish` links it under its key and removes the temp file. */
+/**
+ * A writer over an open temp file. `publish` links it under its key and
+ * removes the temp file; it is called as the commit begins, with a promise of
+ * the bytes being durable, so it can prepare the key's place meanwhile, and
+ * must link only once that promise has resolved.
+ */
 export function createTempWriter(
   fh: FileHandle,
   tmpPath: string,
   checkKey: (key: string) => void,
-  publish: (key: string) => Promise<boolean>,
+  publish: (key: string, durable: Promise<void>) => Promise<boolean>,
 ): BlobWriter {
   // Chunks are copied into 1 MiB batches written in the background, so hashing
   // the next chunk overlaps the disk write of earlier ones and the thread pool
@@ -84,14 +89,18 @@ export function createTempWriter(
       ensureOpen();
       state = 'committing';
       committing = (async () => {
-        flush();
-        await queue;
-        throwIfFailed();
-        await fh.sync();
-        // The bytes are durable: closing and publishing no longer depend on each other.
-        const [, created] = await Promise.all([fh.close(), publish(key)]);
+        const durable = (async () => {
+          flush();
+          await queue;
+          throwIfFailed();
+          await fh.sync();
+        })();
+        const closed = durable.then(() => fh.close());
+        // Every step settles before the commit does, so a failed one leaves nothing running for abort to race.
+        const [linked, ...rest] = await Promise.allSettled([publish(key, durable), durable, closed]);
+        for (const r of [...rest, linked]) if (r.status === 'rejected') throw r.reason;
         state = 'done';
-        return created;
+        return (linked as PromiseFulfilledResult<boolean>).value;
       })();
       return committing;
     },
