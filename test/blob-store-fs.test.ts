@@ -32,8 +32,9 @@ describe('fs blob store specifics', () => {
   });
 
   it('keeps no temp file after commit, dedup or abort', async () => {
+    // The temp file is made with the first full batch; past the high-water mark write() waits for it.
     const writer = await store.begin();
-    await writer.write(bytes(10));
+    await writer.write(bytes(6 * 1024 * 1024));
     expect(await store.tempCount()).toBe(1);
     await writer.abort();
     expect(await store.tempCount()).toBe(0);
@@ -68,6 +69,16 @@ describe('fs blob store specifics', () => {
     await rm(join(dir, 'ab'), { recursive: true });
     expect(await put(store, 'abce0002', bytes(6))).toBe(true);
     expect((await stat(join(dir, 'ab', 'ce', 'abce0002'))).size).toBe(6);
+    expect(await store.tempCount()).toBe(0);
+  });
+
+  it('stores a blob of one batch and one of several alike', async () => {
+    const small = bytes(1500);
+    const large = bytes(3 * 1024 * 1024 + 7);
+    expect(await put(store, 'aaaa0001', small)).toBe(true);
+    expect(await put(store, 'aaaa0002', large, 64 * 1024)).toBe(true);
+    expect(await readAll(await store.get('aaaa0001'))).toEqual(small);
+    expect(await readAll(await store.get('aaaa0002'))).toEqual(large);
     expect(await store.tempCount()).toBe(0);
   });
 

@@ -5,6 +5,7 @@
 // on a single winner. Assumes one process owns `dir` (its .tmp is wiped at
 // start) and a filesystem with hard links and case-sensitive names.
 import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
 import { link, mkdir, open, readdir, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { checkByteRange } from '../byte-range.ts';
@@ -33,9 +34,16 @@ const ignore = (code: string) => (e: unknown) => {
   if (errCode(e) !== code) throw e;
 };
 
-async function syncDir(path: string): Promise<void> {
-  if (process.platform === 'win32') return; // directories cannot be opened for fsync there
-  const fh = await open(path, 'r');
+/** Flags of a new temp file whose writes are durable when they return (where the platform has O_DSYNC). */
+const DURABLE_CREATE = constants.O_DSYNC === undefined ? undefined : constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_DSYNC;
+
+/** A directory opened to be synced; null where directories cannot be opened for fsync (Windows). */
+async function openDir(path: string): Promise<FileHandle | null> {
+  return process.platform === 'win32' ? null : open(path, 'r');
+}
+
+async function syncOpened(fh: FileHandle | null): Promise<void> {
+  if (!fh) return;
   try {
     await fh.sync();
   } finally {
@@ -43,6 +51,8 @@ async function syncDir(path: string): Promise<void> {
     fh.close().catch(() => {});
   }
 }
+
+const syncDir = async (path: string) => syncOpened(await openDir(path));
 
 export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<FsBlobStore> {
   const tmpDir = join(dir, '.tmp');
@@ -81,29 +91,40 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
   return {
     async begin() {
       const tmpPath = join(tmpDir, randomBytes(16).toString('hex'));
-      return createTempWriter(await open(tmpPath, 'wx'), tmpPath, checkKey, async (key, durable) => {
+      const openTemp = async (durableWrites: boolean) =>
+        durableWrites && DURABLE_CREATE !== undefined
+          ? { fh: await open(tmpPath, DURABLE_CREATE, 0o666), durableWrites: true }
+          : { fh: await open(tmpPath, 'wx'), durableWrites: false };
+      return createTempWriter(openTemp, tmpPath, checkKey, async (key, durable) => {
         const final = pathOf(key);
         const parent = dirname(final);
         // The directory is made while the bytes are synced; nothing links before both are done.
+        // The directory is opened meanwhile too, so after the link only its sync is left.
         let place = prefixDir(parent);
+        let opened = place.made.then(() => openDir(parent));
+        opened.catch(() => {});
         try {
           await Promise.all([place.made, durable]);
           await link(tmpPath, final).catch(async (e: unknown) => {
             if (errCode(e) !== 'ENOENT') throw e;
             // The directory was removed behind our back: make it again.
             if (dirs.get(parent) === place) dirs.delete(parent);
+            void opened.then((fh) => fh?.close()).catch(() => {});
             place = prefixDir(parent);
+            opened = place.made.then(() => openDir(parent));
+            opened.catch(() => {});
             await place.made;
             await link(tmpPath, final);
           });
         } catch (e) {
+          void opened.then((fh) => fh?.close()).catch(() => {});
           await place.durable.catch(() => {});
           if (errCode(e) !== 'EEXIST') throw e;
           await unlink(tmpPath);
           return false; // another writer published it first
         }
         // The new entry and the directories above it must be durable before the caller records the blob.
-        await Promise.all([syncDir(parent), place.durable, unlink(tmpPath)]);
+        await Promise.all([opened.then(syncOpened), place.durable, unlink(tmpPath)]);
         return true;
       });
     },

@@ -1,6 +1,6 @@
-// The BlobWriter of the fs store: bytes go to an open temp file; commit makes
-// them durable and hands over to `publish`, which links them under the key
-// and removes the temp file.
+// The BlobWriter of the fs store: bytes go to a temp file; commit makes them
+// durable and hands over to `publish`, which links them under the key and
+// removes the temp file.
 import { unlink, type FileHandle } from 'node:fs/promises';
 import type { BlobWriter } from '../types.ts';
 
@@ -11,18 +11,26 @@ const ignoreEnoent = (e: unknown) => {
   if ((e as NodeJS.ErrnoException | null)?.code !== 'ENOENT') throw e;
 };
 
+/** Creates the temp file; asked for durable writes, says whether each write is (O_DSYNC) so no sync is needed. */
+export type OpenTemp = (durableWrites: boolean) => Promise<{ fh: FileHandle; durableWrites: boolean }>;
+
 /**
- * A writer over an open temp file. `publish` links it under its key and
- * removes the temp file; it is called as the commit begins, with a promise of
- * the bytes being durable, so it can prepare the key's place meanwhile, and
- * must link only once that promise has resolved.
+ * A writer over a temp file, created when the first batch is written. A blob
+ * that fits one batch is written once, at commit, to a file opened for
+ * durable writes, which saves the separate sync (each file system call is a
+ * trip through the thread pool). `publish` links the file under its key and
+ * removes it; it is called as the commit begins, with a promise of the bytes
+ * being durable, so it can prepare the key's place meanwhile, and must link
+ * only once that promise has resolved.
  */
 export function createTempWriter(
-  fh: FileHandle,
+  openTemp: OpenTemp,
   tmpPath: string,
   checkKey: (key: string) => void,
   publish: (key: string, durable: Promise<void>) => Promise<boolean>,
 ): BlobWriter {
+  let file: ReturnType<OpenTemp> | undefined;
+  const handle = async () => (await (file ??= openTemp(false))).fh;
   // Chunks are copied into 1 MiB batches written in the background, so hashing
   // the next chunk overlaps the disk write of earlier ones and the thread pool
   // sees a few large writes instead of many small ones. Up to HIGH_WATER bytes
@@ -49,6 +57,7 @@ export function createTempWriter(
     batchLength = 0;
     queue = queue.then(async () => {
       try {
+        const fh = await handle();
         for (let off = 0; off < full.length; ) off += (await fh.write(full, off, full.length - off)).bytesWritten;
       } catch (err) {
         failure ??= err;
@@ -90,12 +99,20 @@ export function createTempWriter(
       state = 'committing';
       committing = (async () => {
         const durable = (async () => {
+          if (file === undefined) {
+            // Nothing written yet: the whole blob is this batch.
+            const { fh, durableWrites } = await (file = openTemp(true));
+            for (let off = 0; off < batchLength; ) off += (await fh.write(batch, off, batchLength - off)).bytesWritten;
+            if (!durableWrites || batchLength === 0) await fh.sync();
+            batchLength = 0;
+            return;
+          }
           flush();
           await queue;
           throwIfFailed();
-          await fh.sync();
+          await (await handle()).sync();
         })();
-        const closed = durable.then(() => fh.close());
+        const closed = durable.then(async () => (await handle()).close());
         // Every step settles before the commit does, so a failed one leaves nothing running for abort to race.
         const [linked, ...rest] = await Promise.allSettled([publish(key, durable), durable, closed]);
         for (const r of [...rest, linked]) if (r.status === 'rejected') throw r.reason;
@@ -112,7 +129,9 @@ export function createTempWriter(
         if (state === 'done') return;
         state = 'done';
         await queue.catch(() => {});
-        await fh.close().catch(() => {});
+        if (file === undefined) return; // no file was ever made
+        const opened = await file.catch(() => null);
+        await opened?.fh.close().catch(() => {});
         await unlink(tmpPath).catch(ignoreEnoent);
       })());
     },
