@@ -91,11 +91,12 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
   return {
     async begin() {
       const tmpPath = join(tmpDir, randomBytes(16).toString('hex'));
-      const openTemp = async (durableWrites: boolean) =>
-        durableWrites && DURABLE_CREATE !== undefined
-          ? { fh: await open(tmpPath, DURABLE_CREATE, 0o666), durableWrites: true }
-          : { fh: await open(tmpPath, 'wx'), durableWrites: false };
-      return createTempWriter(openTemp, tmpPath, checkKey, async (key, durable) => {
+      const file = {
+        fh: await open(tmpPath, DURABLE_CREATE ?? 'wx', 0o666),
+        durableWrites: DURABLE_CREATE !== undefined,
+        reopen: () => open(tmpPath, 'r+'),
+      };
+      return createTempWriter(file, tmpPath, checkKey, async (key, durable) => {
         const final = pathOf(key);
         const parent = dirname(final);
         // The directory is made while the bytes are synced; nothing links before both are done.

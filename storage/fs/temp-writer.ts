@@ -11,26 +11,34 @@ const ignoreEnoent = (e: unknown) => {
   if ((e as NodeJS.ErrnoException | null)?.code !== 'ENOENT') throw e;
 };
 
-/** Creates the temp file; asked for durable writes, says whether each write is (O_DSYNC) so no sync is needed. */
-export type OpenTemp = (durableWrites: boolean) => Promise<{ fh: FileHandle; durableWrites: boolean }>;
+/** The temp file as `begin` made it: `durableWrites` when each write is durable as it returns (O_DSYNC). */
+export interface TempFile {
+  fh: FileHandle;
+  durableWrites: boolean;
+  /** Opens the same file again for plain writes. */
+  reopen(): Promise<FileHandle>;
+}
 
 /**
- * A writer over a temp file, created when the first batch is written. A blob
- * that fits one batch is written once, at commit, to a file opened for
- * durable writes, which saves the separate sync (each file system call is a
- * trip through the thread pool). `publish` links the file under its key and
- * removes it; it is called as the commit begins, with a promise of the bytes
- * being durable, so it can prepare the key's place meanwhile, and must link
- * only once that promise has resolved.
+ * A writer over a temp file. The file is made for durable writes, so a blob
+ * that fits one batch (written once, at commit) needs no separate sync: each
+ * file system call is a trip through the thread pool. A larger blob is
+ * written through a plain handle of the same file instead, which is synced
+ * once at commit, since a durable write per batch would cost far more.
+ * `publish` links the file under its key and removes it; it is called as the
+ * commit begins, with a promise of the bytes being durable, so it can prepare
+ * the key's place meanwhile, and must link only once that promise has resolved.
  */
 export function createTempWriter(
-  openTemp: OpenTemp,
+  file: TempFile,
   tmpPath: string,
   checkKey: (key: string) => void,
   publish: (key: string, durable: Promise<void>) => Promise<boolean>,
 ): BlobWriter {
-  let file: ReturnType<OpenTemp> | undefined;
-  const handle = async () => (await (file ??= openTemp(false))).fh;
+  let fh = file.fh;
+  let durableWrites = file.durableWrites;
+  /** Whether any batch was handed to the background writes (set when queued, not when written). */
+  let flushed = false;
   // Chunks are copied into 1 MiB batches written in the background, so hashing
   // the next chunk overlaps the disk write of earlier ones and the thread pool
   // sees a few large writes instead of many small ones. Up to HIGH_WATER bytes
@@ -55,9 +63,15 @@ export function createTempWriter(
     inflight += full.length;
     batch = spare.pop() ?? new Uint8Array(BATCH_BYTES);
     batchLength = 0;
+    flushed = true;
     queue = queue.then(async () => {
       try {
-        const fh = await handle();
+        if (durableWrites) {
+          const synced = fh;
+          fh = await file.reopen();
+          durableWrites = false;
+          await synced.close();
+        }
         for (let off = 0; off < full.length; ) off += (await fh.write(full, off, full.length - off)).bytesWritten;
       } catch (err) {
         failure ??= err;
@@ -99,20 +113,19 @@ export function createTempWriter(
       state = 'committing';
       committing = (async () => {
         const durable = (async () => {
-          if (file === undefined) {
-            // Nothing written yet: the whole blob is this batch.
-            const { fh, durableWrites } = await (file = openTemp(true));
+          if (durableWrites && !flushed && batchLength > 0) {
+            // Nothing written yet: the whole blob is this batch, durable once written.
+            flushed = true;
             for (let off = 0; off < batchLength; ) off += (await fh.write(batch, off, batchLength - off)).bytesWritten;
-            if (!durableWrites || batchLength === 0) await fh.sync();
             batchLength = 0;
             return;
           }
           flush();
           await queue;
           throwIfFailed();
-          await (await handle()).sync();
+          await fh.sync();
         })();
-        const closed = durable.then(async () => (await handle()).close());
+        const closed = durable.then(() => fh.close());
         // Every step settles before the commit does, so a failed one leaves nothing running for abort to race.
         const [linked, ...rest] = await Promise.allSettled([publish(key, durable), durable, closed]);
         for (const r of [...rest, linked]) if (r.status === 'rejected') throw r.reason;
@@ -129,9 +142,7 @@ export function createTempWriter(
         if (state === 'done') return;
         state = 'done';
         await queue.catch(() => {});
-        if (file === undefined) return; // no file was ever made
-        const opened = await file.catch(() => null);
-        await opened?.fh.close().catch(() => {});
+        await fh.close().catch(() => {});
         await unlink(tmpPath).catch(ignoreEnoent);
       })());
     },
