@@ -1,21 +1,16 @@
 // `graphrun serve --allow-private-urls` (or GRAPHRUN_ALLOW_PRIVATE_URLS=1|true)
 // end to end: a LoadImageFromURL -> SaveImage job against a PNG served on
 // 127.0.0.1 fails with ImageDownloadError by default and succeeds with it.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliServers } from './helpers/cli.ts';
 import { buildPng } from './local-engine/png-fixtures.ts';
 
-const BIN = new URL('../bin/graphrun.js', import.meta.url).pathname;
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 const TERMINAL = ['succeeded', 'failed', 'canceled', 'expired'];
 
-const dirs: string[] = [];
-const children: ChildProcess[] = [];
+const run = cliServers('graphrun-cli-urls-', ['GRAPHRUN_ALLOW_PRIVATE_URLS']);
 let images: Server;
 let imageUrl: string;
 
@@ -31,38 +26,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await new Promise<void>((resolve) => images.close(() => resolve()));
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
 });
-// Whatever happened, no CLI outlives its test.
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-});
-
-async function run(args: string[], env: Record<string, string> = {}) {
-  const data = await mkdtemp(join(tmpdir(), 'graphrun-cli-urls-'));
-  dirs.push(data);
-  const childEnv: Record<string, string | undefined> = { ...process.env, ...env };
-  // The test decides: an operator's own setting must not leak in.
-  if (!('GRAPHRUN_ALLOW_PRIVATE_URLS' in env)) delete childEnv.GRAPHRUN_ALLOW_PRIVATE_URLS;
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data', data, ...args], {
-    env: childEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += d));
-  child.stderr!.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const url = new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', () => {
-      const m = /graphrun listening on (http:\/\/\S+)/.exec(stdout);
-      if (m) resolve(m[1]);
-    });
-    void exited.then((code) => reject(new Error(`exited ${code}: ${stderr}`)));
-  });
-  return { child, url, exited, output: () => ({ stdout, stderr }) };
-}
 
 const workflow = () => ({
   load: { class_type: 'LoadImageFromURL', inputs: { url: imageUrl } },
@@ -87,11 +51,6 @@ async function runJob(base: string): Promise<any> {
   }
 }
 
-async function stop(cli: Awaited<ReturnType<typeof run>>) {
-  cli.child.kill('SIGTERM');
-  expect(await cli.exited).toBe(0);
-}
-
 describe('graphrun serve --allow-private-urls', () => {
   it('by default LoadImageFromURL refuses a loopback URL with ImageDownloadError', async () => {
     const cli = await run([]);
@@ -100,14 +59,14 @@ describe('graphrun serve --allow-private-urls', () => {
     expect(job.error).toMatchObject({ code: 'node_execution_error', exception_type: 'ImageDownloadError', node_id: 'load', class_type: 'LoadImageFromURL' });
     expect(job.error.message).toMatch(/127\.0\.0\.1/);
     expect(job.outputs).toEqual([]);
-    await stop(cli);
+    expect(await cli.stop()).toBe(0);
   });
 
   it('GRAPHRUN_ALLOW_PRIVATE_URLS=0 keeps the default', async () => {
     const cli = await run([], { GRAPHRUN_ALLOW_PRIVATE_URLS: '0' });
     const job = await runJob(await cli.url);
     expect(job).toMatchObject({ status: 'failed', error: { exception_type: 'ImageDownloadError' } });
-    await stop(cli);
+    expect(await cli.stop()).toBe(0);
   });
 
   it.each([
@@ -122,7 +81,7 @@ describe('graphrun serve --allow-private-urls', () => {
     expect(job.outputs[0]).toMatchObject({ node_id: 'save', type: 'image', content_type: 'image/png', job_id: job.id });
     const content = new Uint8Array(await (await fetch(job.outputs[0].url)).arrayBuffer());
     expect(Array.from(content.subarray(0, 8))).toEqual(PNG_SIGNATURE);
-    await stop(cli);
+    expect(await cli.stop()).toBe(0);
   });
 
   it('exits 2 naming the variable when GRAPHRUN_ALLOW_PRIVATE_URLS is not 1, true, 0 or false', async () => {

@@ -3,16 +3,12 @@
 // v2 and one through the cloud `/api/prompt` both run on the worker, and their
 // PNG outputs download from graphrun with the worker's bytes. A worker URL
 // that is not http(s) exits 2 with a clear message.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineNode } from '../engine/local/define-node.ts';
 import { createImageBatch } from '../engine/local/image.ts';
 import { startFakeWorker, type FakeWorker } from './fakes/comfyui-worker.ts';
+import { cliServers } from './helpers/cli.ts';
 
-const BIN = new URL('../bin/graphrun.js', import.meta.url).pathname;
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 const TERMINAL = ['succeeded', 'failed', 'canceled', 'expired'];
 
@@ -40,48 +36,14 @@ const grayWorkflow = () => ({
 
 let a: FakeWorker;
 let b: FakeWorker;
-const dirs: string[] = [];
-const children: ChildProcess[] = [];
+const run = cliServers('graphrun-cli-worker-', ['GRAPHRUN_WORKERS']);
 
 beforeAll(async () => {
   [a, b] = await Promise.all([startFakeWorker(), startFakeWorker({ nodes: [onlyOnB] })]);
 });
 afterAll(async () => {
   await Promise.all([a?.close(), b?.close()]);
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
 });
-// Whatever happened, no CLI outlives its test.
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-});
-
-async function run(args: string[], env: Record<string, string> = {}) {
-  const data = await mkdtemp(join(tmpdir(), 'graphrun-cli-worker-'));
-  dirs.push(data);
-  const childEnv: Record<string, string | undefined> = { ...process.env, ...env };
-  // The test decides: an operator's own setting must not leak in.
-  if (!('GRAPHRUN_WORKERS' in env)) delete childEnv.GRAPHRUN_WORKERS;
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data', data, ...args], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += d));
-  child.stderr!.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const url = new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', () => {
-      const m = /graphrun listening on (http:\/\/\S+)/.exec(stdout);
-      if (m) resolve(m[1]);
-    });
-    void exited.then((code) => reject(new Error(`exited ${code}: ${stderr}`)));
-  });
-  return { child, url, exited, output: () => ({ stdout, stderr }) };
-}
-
-async function stop(cli: Awaited<ReturnType<typeof run>>) {
-  cli.child.kill('SIGTERM');
-  expect(await cli.exited).toBe(0);
-}
 
 async function pollUntil<T>(what: string, get: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
   const deadline = Date.now() + 10_000;
@@ -153,7 +115,7 @@ describe('graphrun serve --worker', () => {
     expect(view.status).toBe(200);
     expect(view.headers.get('content-type')).toBe('image/png');
     expect(await bytesOf(view)).toEqual(await workerFile(a, prompt.prompt_id));
-    await stop(cli);
+    expect(await cli.stop()).toBe(0);
   });
 
   it('GRAPHRUN_WORKERS makes a pool: a job goes to the worker that has its node classes', async () => {
@@ -171,7 +133,7 @@ describe('graphrun serve --worker', () => {
     const plain = await runV2(base, saveWorkflow(0x123456));
     expect([...promptsOf(a), ...promptsOf(b)]).toContain(plain.id);
     await expectPngOutput(plain, promptsOf(a).includes(plain.id) ? a : b);
-    await stop(cli);
+    expect(await cli.stop()).toBe(0);
   });
 
   it('with two workers, two jobs run at once, one on each', async () => {
@@ -190,7 +152,7 @@ describe('graphrun serve --worker', () => {
       await pollUntil('both jobs running together', statuses, (s) => s.every((x) => x === 'running'));
       expect([promptsOf(a).filter((p) => ids.includes(p)).length, promptsOf(b).filter((p) => ids.includes(p)).length]).toEqual([1, 1]);
       await pollUntil('both jobs done', statuses, (s) => s.every((x) => x === 'succeeded'));
-      await stop(cli);
+      expect(await cli.stop()).toBe(0);
     } finally {
       a.failures.nodeDelayMs = 0;
       b.failures.nodeDelayMs = 0;

@@ -1,31 +1,13 @@
 // The `graphrun` executable end to end: it starts on SQLite + files under
 // --data, prints its URL, serves uploads, and exits 0 on SIGTERM.
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { spawnCli as run } from './helpers/cli.ts';
 
-const BIN = new URL('../bin/graphrun.js', import.meta.url).pathname;
 const dirs: string[] = [];
 afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
-
-function run(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const url = new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', () => {
-      const m = /graphrun listening on (http:\/\/\S+)/.exec(stdout);
-      if (m) resolve(m[1]);
-    });
-    void exited.then((code) => reject(new Error(`exited ${code}: ${stderr}`)));
-  });
-  return { child, url, exited, output: () => ({ stdout, stderr }) };
-}
 
 describe('graphrun serve', () => {
   it('serves on the embedded defaults under --data and shuts down cleanly', async () => {

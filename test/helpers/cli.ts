@@ -1,0 +1,79 @@
+// The `graphrun` executable in its own process, for the CLI end-to-end tests:
+// its output collected, its URL read from the `graphrun listening on` line,
+// and (through cliServers) a fresh --data directory per start, no process
+// outliving its test and no directory outliving its file.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach } from 'vitest';
+
+export const BIN = new URL('../../bin/graphrun.js', import.meta.url).pathname;
+
+export interface CliProcess {
+  child: ChildProcess;
+  /** The URL it printed; rejects with its stderr when it exits first. */
+  url: Promise<string>;
+  exited: Promise<number | null>;
+  output(): { stdout: string; stderr: string };
+  /** SIGTERM, then its exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * `node bin/graphrun.js <args>` with `env` over this process's environment.
+ * The variables named in `unset` are removed unless `env` sets them: the test
+ * decides, an operator's own setting must not leak in.
+ */
+export function spawnCli(args: string[], env: Record<string, string> = {}, unset: readonly string[] = []): CliProcess {
+  const childEnv: Record<string, string | undefined> = { ...process.env, ...env };
+  for (const name of unset) if (!(name in env)) delete childEnv[name];
+  const child = spawn(process.execPath, [BIN, ...args], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (d) => {
+      stdout += d;
+      const m = /graphrun listening on (http:\/\/\S+)/.exec(stdout);
+      if (m) resolve(m[1]);
+    });
+    void exited.then((code) => reject(new Error(`exited ${code}: ${stderr}`)));
+  });
+  // A test expecting a failed start may never read `url`: its rejection is not unhandled.
+  url.catch(() => undefined);
+  return {
+    child,
+    url,
+    exited,
+    output: () => ({ stdout, stderr }),
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/**
+ * For one test file: a function starting `graphrun serve --port 0 --data <dir>`
+ * (a new directory named after `prefix` each time) with more `args`. Every
+ * CLI it started is killed after each test, its directories removed after all.
+ */
+export function cliServers(prefix: string, unset: readonly string[] = []): (args?: string[], env?: Record<string, string>) => Promise<CliProcess> {
+  const dirs: string[] = [];
+  const children: ChildProcess[] = [];
+  afterEach(() => {
+    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  afterAll(async () => {
+    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+  });
+  return async (args = [], env = {}) => {
+    const data = await mkdtemp(join(tmpdir(), prefix));
+    dirs.push(data);
+    const cli = spawnCli(['serve', '--port', '0', '--data', data, ...args], env, unset);
+    children.push(cli.child);
+    return cli;
+  };
+}
