@@ -6,25 +6,18 @@
 // failure is logged by the endpoint, never shown: a refusal before the
 // stream is a MusicProviderError (a 429 stays a 429, anything else a 502),
 // a broken or malformed stream after it a terminal error event.
-import { Agent, request, type Dispatcher } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import { MusicProviderError, type MusicProvider, type MusicRequest } from '../../core/proxy/music/provider.ts';
 import { LineTooLongError, ndjsonLines } from './ndjson-lines.ts';
+import { excerpt, upstreamPool, type UpstreamPoolOptions } from './upstream-http.ts';
 
-export interface UpstreamMusicOptions {
+export interface UpstreamMusicOptions extends UpstreamPoolOptions {
   /** The vendor's music base, e.g. https://vendor.example/proxy/musicgen; `/t2m/generate` is appended. */
   baseUrl: string;
   /** Sent as `Authorization: Bearer <token>`. */
   token: string;
-  /** Connecting, ms. Default 10000. */
-  connectTimeoutMs?: number;
-  /** From the request sent to the response's headers, ms. Default 30000. */
-  headersTimeoutMs?: number;
-  /** Longest silence between two body chunks, ms. Default 60000. */
-  bodyTimeoutMs?: number;
   /** Longest accepted event line, bytes. Default 8 MiB. */
   maxLineBytes?: number;
-  /** Connection pool; default one of its own (closed by close()). */
-  dispatcher?: Dispatcher;
 }
 
 export interface UpstreamMusicProvider extends MusicProvider {
@@ -43,30 +36,11 @@ function multipartBody(fields: Record<string, string>): { boundary: string; body
   return { boundary, body: `${body}--${boundary}--\r\n` };
 }
 
-/** A little of a refusal's body, for the log; the rest is discarded. */
-async function excerpt(body: Dispatcher.ResponseData['body']): Promise<string> {
-  let text = '';
-  try {
-    for await (const chunk of body) {
-      text += Buffer.from(chunk).toString('utf8');
-      if (text.length >= 512) break;
-    }
-  } catch {
-    // A refusal whose body breaks off says no less.
-  }
-  body.destroy();
-  return text.slice(0, 512);
-}
-
 export function createUpstreamMusicProvider(opts: UpstreamMusicOptions): UpstreamMusicProvider {
   const url = `${opts.baseUrl.replace(/\/+$/, '')}/t2m/generate`;
-  const headersTimeout = opts.headersTimeoutMs ?? 30_000;
-  const bodyTimeout = opts.bodyTimeoutMs ?? 60_000;
+  const pool = upstreamPool(opts);
+  const { dispatcher, headersTimeout, bodyTimeout } = pool;
   const maxLineBytes = opts.maxLineBytes ?? 8 * 1024 * 1024;
-  const own = opts.dispatcher
-    ? undefined
-    : new Agent({ connect: { timeout: opts.connectTimeoutMs ?? 10_000 }, headersTimeout, bodyTimeout, keepAliveTimeout: 30_000 });
-  const dispatcher = opts.dispatcher ?? own!;
 
   async function* generate(req: MusicRequest, signal: AbortSignal): AsyncGenerator<{ type: string }> {
     const { boundary, body } = multipartBody({ prompt: req.prompt, duration: String(req.duration) });
@@ -135,8 +109,6 @@ export function createUpstreamMusicProvider(opts: UpstreamMusicOptions): Upstrea
   return {
     name: 'upstream',
     generate,
-    close: async () => {
-      await own?.close();
-    },
+    close: pool.close,
   };
 }

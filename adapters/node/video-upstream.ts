@@ -11,10 +11,11 @@
 // other refusals final ones, a failed vendor task a failed task with the
 // generic message. The vendor and its output URLs are the operator's
 // configuration, trusted: they do not go through the outbound guard.
-import { Agent, request, type Dispatcher } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import { VideoProviderError, type ProviderTaskState, type VideoProvider, type VideoRequest } from '../../core/proxy/video/provider.ts';
+import { excerpt, upstreamPool, type UpstreamPoolOptions } from './upstream-http.ts';
 
-export interface UpstreamVideoOptions {
+export interface UpstreamVideoOptions extends UpstreamPoolOptions {
   /** The vendor's video base, e.g. https://vendor.example/proxy/videogen. */
   baseUrl: string;
   /** Sent as `Authorization: Bearer <token>`. */
@@ -23,16 +24,8 @@ export interface UpstreamVideoOptions {
   pollIntervalMs?: number;
   /** Before retrying a failure that may pass (5xx, 429, timeouts), ms, doubling per try. Default 1000. */
   retryDelayMs?: number;
-  /** Connecting, ms. Default 10000. */
-  connectTimeoutMs?: number;
-  /** From the request sent to the response's headers, ms. Default 30000. */
-  headersTimeoutMs?: number;
-  /** Longest silence between two body chunks, ms. Default 60000. */
-  bodyTimeoutMs?: number;
   /** Largest video accepted, bytes. Default 2 GiB. */
   maxVideoBytes?: number;
-  /** Connection pool; default one of its own (closed by close()). */
-  dispatcher?: Dispatcher;
 }
 
 export interface UpstreamVideoProvider extends VideoProvider {
@@ -62,30 +55,11 @@ async function readJsonBody(body: Dispatcher.ResponseData['body']): Promise<unkn
   }
 }
 
-/** A little of a refusal's body, for the log; the rest is discarded. */
-async function excerpt(body: Dispatcher.ResponseData['body']): Promise<string> {
-  let text = '';
-  try {
-    for await (const chunk of body) {
-      text += Buffer.from(chunk).toString('utf8');
-      if (text.length >= 512) break;
-    }
-  } catch {
-    // A refusal whose body breaks off says no less.
-  }
-  body.destroy();
-  return text.slice(0, 512);
-}
-
 export function createUpstreamVideoProvider(opts: UpstreamVideoOptions): UpstreamVideoProvider {
   const base = opts.baseUrl.replace(/\/+$/, '');
-  const headersTimeout = opts.headersTimeoutMs ?? 30_000;
-  const bodyTimeout = opts.bodyTimeoutMs ?? 60_000;
+  const pool = upstreamPool(opts);
+  const { dispatcher, headersTimeout, bodyTimeout } = pool;
   const maxVideoBytes = opts.maxVideoBytes ?? 2 * 1024 * 1024 * 1024;
-  const own = opts.dispatcher
-    ? undefined
-    : new Agent({ connect: { timeout: opts.connectTimeoutMs ?? 10_000 }, headersTimeout, bodyTimeout, keepAliveTimeout: 30_000 });
-  const dispatcher = opts.dispatcher ?? own!;
   const auth = { authorization: `Bearer ${opts.token}` };
 
   /** One exchange; a failure to get an answer is a retryable VideoProviderError. */
@@ -173,8 +147,6 @@ export function createUpstreamVideoProvider(opts: UpstreamVideoOptions): Upstrea
           throw new VideoProviderError(`video vendor reported an unknown state: ${JSON.stringify(json?.state ?? null)}`, false);
       }
     },
-    close: async () => {
-      await own?.close();
-    },
+    close: pool.close,
   };
 }
