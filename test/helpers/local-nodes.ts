@@ -1,6 +1,7 @@
 // Test node classes for the local engine: a counter of run() calls per class,
 // typed sources and sinks, a stepper that reports progress, a failing node
 // and a non-cacheable one. Built with defineNode like real nodes.
+import { pause } from '../../core/pause.ts';
 import { defineNode, type LocalNode, type NodeSpec } from '../../engine/local/define-node.ts';
 import type { Workflow } from '../../engine/types.ts';
 
@@ -76,7 +77,7 @@ export function createTestNodes(opts: { steps?: number } = {}): TestNodes {
       outputs: [{ type: 'INT' }],
       run: async ({ value, ms, steps }, ctx) => {
         for (let i = 1; i <= (steps as number); i++) {
-          await sleep(ms as number, ctx.signal);
+          await pause(ms as number, ctx.signal);
           ctx.progress(i, steps as number);
         }
         return { outputs: [value] };
@@ -89,21 +90,6 @@ export function createTestNodes(opts: { steps?: number } = {}): TestNodes {
     }),
   ];
   return { nodes, runs };
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** Number -> Wait -> Show: a job that takes about `ms * steps` and reports `steps` progress steps. */

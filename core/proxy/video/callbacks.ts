@@ -5,6 +5,7 @@
 // the API. Deliveries live in memory: a restart loses those still pending.
 // Every failure is logged; a refused or invalid URL is not retried.
 import { OutboundUrlError, parseOutboundUrl, postJson, type UrlPolicy } from '../../../engine/local/net/url-guard.ts';
+import { pause } from '../../pause.ts';
 import type { Logger } from '../../types.ts';
 
 export interface CallbackOptions {
@@ -21,26 +22,6 @@ export interface CallbackSender {
   send(taskId: string, url: string, state: string, body: () => Promise<unknown>): void;
   /** Resolves when every queued delivery has ended. */
   idle(): Promise<void>;
-}
-
-/** Waits `ms`, or rejects with the signal's reason when it aborts first. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', stop);
-    };
-    const stop = () => {
-      done();
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      done();
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', stop, { once: true });
-  });
 }
 
 export function createCallbackSender(deps: { policy: UrlPolicy; logger: Logger; options: CallbackOptions; signal: AbortSignal }): CallbackSender {

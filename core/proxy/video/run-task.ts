@@ -7,6 +7,7 @@
 import type { VideoTaskPatch, VideoTaskRecord } from '../../../storage/types.ts';
 import type { ServiceContext } from '../../context.ts';
 import { mintAsset, stageBlob } from '../../assets/ingest.ts';
+import { pause } from '../../pause.ts';
 import { videoErrorBody } from './errors.ts';
 import { VideoProviderError, type ProviderTaskState, type ProviderVideo, type VideoProvider, type VideoRequest } from './provider.ts';
 import type { TaskState } from './states.ts';
@@ -27,21 +28,6 @@ export interface TaskRunDeps {
   changed(task: VideoTaskRecord): void;
   /** A task still open this long after creation fails. */
   maxTaskMs: number;
-}
-
-export function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', stop);
-      resolve();
-    }, ms);
-    const stop = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', stop, { once: true });
-  });
 }
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));

@@ -5,6 +5,7 @@
 // service's video provider in process (same bounds, same price), charges
 // the job's account, waits for the video and commits it as a video output;
 // its VIDEO output names that asset.
+import { pause } from '../../../core/pause.ts';
 import { videoCredits } from '../../../core/proxy/video/credits.ts';
 import { DEFAULT_DURATION, MAX_DURATION, MAX_FRAMES, MAX_PROMPT_CHARS, MIN_DURATION, MIN_FRAMES } from '../../../core/proxy/video/limits.ts';
 import { VIDEO_MODELS, VIDEO_RESOLUTIONS, VideoProviderError, type VideoProvider, type VideoRequest } from '../../../core/proxy/video/provider.ts';
@@ -30,21 +31,6 @@ export interface VideoRef {
 
 const RETRIES = 3;
 
-function wait(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', stop);
-      resolve();
-    }, ms);
-    const stop = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', stop, { once: true });
-  });
-}
-
 /** Calls the provider, retrying what may pass; what it says stays out of the job's error. */
 async function attempt<T>(provider: VideoProvider, ctx: NodeRunContext, call: () => Promise<T>): Promise<T> {
   for (let n = 1; ; n++) {
@@ -53,7 +39,7 @@ async function attempt<T>(provider: VideoProvider, ctx: NodeRunContext, call: ()
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       if (!(err instanceof VideoProviderError && err.retryable) || n >= RETRIES) throw new VideoGenerationError('the video generator failed', { cause: err });
-      await wait((provider.retryDelayMs ?? 1000) * 2 ** (n - 1), ctx.signal);
+      await pause((provider.retryDelayMs ?? 1000) * 2 ** (n - 1), ctx.signal);
     }
   }
 }
@@ -127,7 +113,7 @@ export const videogenMultiframe = defineNode({
       if (st.state === 'failed') throw new VideoGenerationError(st.details?.length ? `the video could not be generated: ${st.details.join('; ')}` : 'the video could not be generated');
       if (st.state === 'unknown') throw new VideoGenerationError('the video generator lost the task');
       ctx.progress(st.state === 'queueing' ? 0 : 1, 2);
-      await wait(provider.pollIntervalMs, ctx.signal);
+      await pause(provider.pollIntervalMs, ctx.signal);
     }
   },
 });
