@@ -52,14 +52,13 @@ export function signedContentUrl(ctx: ServiceContext, base: string, asset: Asset
   return { url: `${base}${contentPath(asset.id)}?${query}`, url_expires_at: lastExpiry.iso };
 }
 
-export async function assetView(
-  ctx: ServiceContext,
-  request: Request,
-  asset: AssetRecord,
-  createdNew?: boolean,
-): Promise<AssetView> {
-  const { url, url_expires_at } = signedContentUrl(ctx, linkBase(ctx, request), asset);
-  const view: AssetView = {
+/**
+ * The Asset with links under `base` (origin and mount prefix): a request's
+ * `linkBase`, or one stored for a delivery long after the request.
+ */
+export function assetViewAt(ctx: ServiceContext, base: string, asset: AssetRecord): AssetView {
+  const { url, url_expires_at } = signedContentUrl(ctx, base, asset);
+  return {
     id: asset.id,
     hash: asset.hash,
     size_bytes: asset.size_bytes,
@@ -70,6 +69,15 @@ export async function assetView(
     url_expires_at,
     expires_at: asset.expires_at === null ? null : iso(asset.expires_at),
   };
+}
+
+export async function assetView(
+  ctx: ServiceContext,
+  request: Request,
+  asset: AssetRecord,
+  createdNew?: boolean,
+): Promise<AssetView> {
+  const view = assetViewAt(ctx, linkBase(ctx, request), asset);
   if (createdNew !== undefined) view.created_new = createdNew;
   if (asset.job_id !== null) view.job_id = asset.job_id;
   return view;
