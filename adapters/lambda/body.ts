@@ -2,6 +2,7 @@
 // text or base64 (`isBase64Encoded`); a result body goes back as text when
 // its type is textual and valid UTF-8, as base64 otherwise, so bytes of an
 // image survive the trip unchanged.
+import { readCapped } from '../../core/bytes.ts';
 import { knownBody } from '../../core/known-body.ts';
 import { MalformedEventError } from './errors.ts';
 
@@ -38,24 +39,6 @@ export class ResultTooLargeError extends Error {
   }
 }
 
-async function readAll(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    // Base64 grows bytes by a third; stop reading as soon as even raw bytes cannot fit.
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw new ResultTooLargeError(limit);
-    }
-    chunks.push(value);
-  }
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-}
-
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** The whole body as a result field; `limit` bounds the encoded length. */
@@ -70,7 +53,10 @@ export async function encodeResultBody(response: Response, limit: number, head =
     return { body: known, isBase64Encoded: false };
   }
   if (!response.body) return { body: '', isBase64Encoded: false };
-  const bytes = await readAll(response.body, limit);
+  // Base64 grows bytes by a third; stop reading as soon as even raw bytes cannot fit.
+  const bytes = await readCapped(response.body, limit, () => {
+    throw new ResultTooLargeError(limit);
+  });
   if (isTextual(response.headers)) {
     try {
       return { body: utf8.decode(bytes), isBase64Encoded: false };

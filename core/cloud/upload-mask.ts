@@ -10,6 +10,7 @@ import type { AccountRecord, AssetRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { invalid, notFound } from '../errors.ts';
 import { stageBlob } from '../assets/ingest.ts';
+import { concatBytes } from '../bytes.ts';
 import type { MultipartPart } from '../multipart.ts';
 import { cloudAccount } from './auth.ts';
 import { findByFileName } from './file-names.ts';
@@ -20,19 +21,9 @@ import { storeUpload } from './upload-store.ts';
 
 async function collect(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
-  let size = 0;
   // Each chunk is a view valid until the next one: copied.
-  for await (const chunk of chunks) {
-    parts.push(chunk.slice());
-    size += chunk.length;
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  for await (const chunk of chunks) parts.push(chunk.slice());
+  return concatBytes(parts);
 }
 
 async function* chunksOf(stream: ReadableStream<Uint8Array>): AsyncIterable<Uint8Array> {

@@ -4,6 +4,7 @@
 // `duration`: optional seconds, a decimal number from 1 to 300, default 30.
 // Other parts are skipped. A body that is not multipart, cannot be parsed or
 // exceeds 64 KiB is a 400; a field out of its bounds a 422.
+import { concatBytes } from '../../bytes.ts';
 import { MultipartError, MultipartLimitError, multipartBoundary, parseMultipart, type MultipartPart } from '../../multipart.ts';
 import { MusicError } from './errors.ts';
 import { DEFAULT_DURATION, durationProblem, MAX_PROMPT_CHARS, promptProblem } from './limits.ts';
@@ -22,13 +23,7 @@ async function readCapped(part: MultipartPart, max: number): Promise<Uint8Array 
     if (size > max) return null;
     chunks.push(chunk.slice());
   }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return concatBytes(chunks);
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });

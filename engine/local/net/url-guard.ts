@@ -10,6 +10,7 @@
 // whose DNS answer changes between the check and the connection (rebinding)
 // is not caught; an egress proxy or firewall that blocks internal ranges is
 // the complete answer where that matters.
+import { readCapped } from '../../../core/bytes.ts';
 import { forbiddenAddressReason, forbiddenHostReason } from './address-rules.ts';
 
 export type ResolveHost = (hostname: string) => Promise<string[]>;
@@ -87,26 +88,6 @@ export async function checkOutboundUrl(url: URL, policy: UrlPolicy): Promise<voi
     const why = forbiddenAddressReason(address);
     if (why) throw new OutboundUrlError(`refusing to fetch ${url.host}: it resolves to ${address}, ${why}`, 'refused');
   }
-}
-
-/** Reads a body, refusing it as soon as more than `maxBytes` arrived. */
-async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number, tooBig: (n: number) => never): Promise<Uint8Array> {
-  const reader = body.getReader();
-  const parts: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.length;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      tooBig(total);
-    }
-    parts.push(value);
-  }
-  const out = new Uint8Array(total);
-  parts.reduce((at, p) => (out.set(p, at), at + p.length), 0);
-  return out;
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);

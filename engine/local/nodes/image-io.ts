@@ -1,9 +1,10 @@
 // Image nodes that touch the outside: SaveImage commits PNG outputs,
 // PreviewImage streams PNG previews (never committed), LoadImage reads an
 // input asset of the job's account by id or by file name.
+import { readCapped } from '../../../core/bytes.ts';
 import { defineNode, type LocalNode, type NodeRunContext } from '../define-node.ts';
 import { imageBatchToPng } from '../png/index.ts';
-import { decodeImageFile, readBody } from './image-load.ts';
+import { decodeImageFile } from './image-load.ts';
 import { requireImage } from './image-ops.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -96,7 +97,7 @@ export const loadImage = defineNode({
     if (!asset) {
       throw Object.assign(new Error(`LoadImage: no input image with the id or name "${ref}"`), { exception_type: 'FileNotFoundError' });
     }
-    const { image, mask } = decodeImageFile(await readBody(asset.body));
+    const { image, mask } = decodeImageFile(await readCapped(asset.body));
     return { outputs: [image, mask] };
   },
 });
