@@ -3,7 +3,7 @@
 // rendered only when the consumer asks for it, so one slice is all it holds
 // and a consumer that goes away stops the work.
 import { createHasher } from '../../hash.ts';
-import { toBase64 } from './base64.ts';
+import { toBase64 } from '../../base64.ts';
 import { displayTags, KEY_NAMES, trackTitle } from './describe.ts';
 import type { MusicEvent, MusicProvider, MusicRequest } from './provider.ts';
 import { createRenderer } from './render.ts';

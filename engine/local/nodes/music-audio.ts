@@ -2,7 +2,7 @@
 // checked as they pass: chunks contiguous from the RIFF header on, sizes as
 // the completion event says. The title is kept; unknown event types are
 // skipped; an error event ends it as a failure.
-import { fromBase64 } from '../../../core/proxy/music/base64.ts';
+import { fromBase64 } from '../../../core/base64.ts';
 import type { MusicCompleteEvent, MusicTitleEvent } from '../../../core/proxy/music/provider.ts';
 
 export class MusicStreamError extends Error {

@@ -5,13 +5,13 @@
 // service's video provider in process (same bounds, same price), charges
 // the job's account, waits for the video and commits it as a video output;
 // its VIDEO output names that asset.
+import { toBase64 } from '../../../core/base64.ts';
 import { pause } from '../../../core/pause.ts';
 import { videoCredits } from '../../../core/proxy/video/credits.ts';
 import { DEFAULT_DURATION, MAX_DURATION, MAX_FRAMES, MAX_PROMPT_CHARS, MIN_DURATION, MIN_FRAMES } from '../../../core/proxy/video/limits.ts';
 import { VIDEO_MODELS, VIDEO_RESOLUTIONS, VideoProviderError, type VideoProvider, type VideoRequest } from '../../../core/proxy/video/provider.ts';
 import { defineNode, type NodeRunContext } from '../define-node.ts';
 import { imageBatchToPng } from '../png/index.ts';
-import { toBase64Ref } from '../video/image-ref.ts';
 import { requireImage } from './image-ops.ts';
 import { InsufficientFundsError, PartnerUnavailableError, PartnerValidationError } from './partner-errors.ts';
 
@@ -81,7 +81,7 @@ export const videogenMultiframe = defineNode({
     if (!partner.api_key) throw new PartnerValidationError('VideogenMultiframe is a partner node: submit the job with extra_data.api_key_platform_org');
 
     const request: VideoRequest = {
-      image_settings: prompts.map((prompt, i) => ({ key_image: toBase64Ref(imageBatchToPng(images, i, { level: 1 })), duration, prompt })),
+      image_settings: prompts.map((prompt, i) => ({ key_image: toBase64(imageBatchToPng(images, i, { level: 1 })), duration, prompt })),
       model,
       resolution,
       payload: '',

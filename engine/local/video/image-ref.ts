@@ -2,6 +2,7 @@
 // bytes in base64 (bare or as a `data:image/...;base64,` URI). Shared by the
 // request validation (which only sniffs) and the local generator (which
 // fetches through the outbound guard and decodes).
+import { fromBase64 } from '../../../core/base64.ts';
 import { downloadBytes, parseOutboundUrl, type OutboundRequest } from '../net/url-guard.ts';
 
 export type ImageKind = 'png' | 'jpeg' | 'webp';
@@ -23,17 +24,7 @@ function base64Text(ref: string): string {
 export function decodeBase64Ref(ref: string): Uint8Array | null {
   const text = base64Text(ref);
   if (text.length === 0 || text.length % 4 !== 0 || !BASE64.test(text)) return null;
-  const binary = atob(text);
-  const out = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
-  return out;
-}
-
-/** Base64 of bytes (a key image ref), with the Web's btoa, in slices the call stack can take. */
-export function toBase64Ref(bytes: Uint8Array): string {
-  let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
+  return fromBase64(text);
 }
 
 /** How many bytes a base64 ref decodes to, without decoding it. */

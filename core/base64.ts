@@ -1,4 +1,5 @@
-// Base64 of byte slices for audio chunk events, both ways, with the Web's btoa/atob.
+// Base64 both ways with the Web's btoa/atob (audio chunk events, video key
+// frames).
 export function toBase64(bytes: Uint8Array): string {
   // In slices: spreading a whole chunk into fromCharCode would overflow the call stack.
   let binary = '';
