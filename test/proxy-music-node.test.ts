@@ -8,35 +8,21 @@ import { createUpstreamMusicProvider } from '../adapters/node/music-upstream.ts'
 import { createLocalMusicProvider } from '../core/proxy/music/local-provider.ts';
 import { startFakeMusicVendor } from './fakes/vendor-music.ts';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';
-import { cancelJob, submit, until, waitForJob } from './helpers/jobs.ts';
+import { recordingCredits } from './helpers/credits.ts';
+import { cancelJob, runJob, submit, until, waitForJob } from './helpers/jobs.ts';
 import { counting, expectWav, generate, readMusic, type Counted } from './helpers/music.ts';
 
 const KEY = { api_key_platform_org: 'platform-key' };
 const musicJob = (prompt: unknown, duration: unknown) => ({ '1': { class_type: 'MusicgenTextToMusic', inputs: { prompt, duration } } });
 
-async function runJob(h: Harness, workflow: Record<string, unknown>, extra: Record<string, unknown> | undefined, timeoutMs = 10_000) {
-  const { res, body } = await submit(h, extra ? { workflow, extra_data: extra } : { workflow });
-  expect(res.status, JSON.stringify(body)).toBe(201);
-  return waitForJob(h, body.id, ['succeeded', 'failed', 'canceled'], timeoutMs);
-}
-
 describe.each(MODES)('music partner node (%s)', (mode) => {
   let h: Harness;
   let counted: Counted;
-  const charges: Array<[string, number, string]> = [];
-  let pay = true;
+  const credits = recordingCredits();
+  const { charges } = credits;
   beforeAll(async () => {
     counted = counting(createLocalMusicProvider());
-    h = await startHarness(mode, {
-      musicProvider: counted.provider,
-      credits: {
-        hasCredits: async () => true,
-        charge: async (account, amount, what) => {
-          charges.push([account, amount, what]);
-          return pay;
-        },
-      },
-    });
+    h = await startHarness(mode, { musicProvider: counted.provider, credits: credits.provider });
   });
   afterAll(() => h.close());
 
@@ -87,17 +73,12 @@ describe.each(MODES)('music partner node (%s)', (mode) => {
   });
 
   it('an account that cannot pay: InsufficientFundsError, no output', async () => {
-    pay = false;
     charges.length = 0;
-    try {
-      const job = await runJob(h, musicJob('unpaid', 25), KEY);
-      expect(job.status).toBe('failed');
-      expect(job.error).toMatchObject({ exception_type: 'InsufficientFundsError', node_id: '1' });
-      expect(job.outputs).toEqual([]);
-      expect(charges).toEqual([['local', 3, 'music generation']]);
-    } finally {
-      pay = true;
-    }
+    const job = await credits.unpaid(() => runJob(h, musicJob('unpaid', 25), KEY));
+    expect(job.status).toBe('failed');
+    expect(job.error).toMatchObject({ exception_type: 'InsufficientFundsError', node_id: '1' });
+    expect(job.outputs).toEqual([]);
+    expect(charges).toEqual([['local', 3, 'music generation']]);
   });
 
   it('inputs out of bounds: the duration refused at submission, an empty prompt when it runs', async () => {

@@ -9,7 +9,8 @@ import { createUpstreamVideoProvider } from '../adapters/node/video-upstream.ts'
 import { startFakeVideoVendor, type FakeVideoVendor } from './fakes/vendor-video.ts';
 import { readApng } from './helpers/apng-reader.ts';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';
-import { submit, waitForJob } from './helpers/jobs.ts';
+import { recordingCredits } from './helpers/credits.ts';
+import { runJob, submit } from './helpers/jobs.ts';
 
 const KEY = { api_key_platform_org: 'platform-key' };
 const videoJob = (batch: number, inputs: Record<string, unknown> = {}) => ({
@@ -20,26 +21,15 @@ const videoJob = (batch: number, inputs: Record<string, unknown> = {}) => ({
   },
 });
 
-async function runJob(h: Harness, workflow: Record<string, unknown>, extra: Record<string, unknown> | undefined = KEY) {
-  const { res, body } = await submit(h, extra ? { workflow, extra_data: extra } : { workflow });
-  expect(res.status, JSON.stringify(body)).toBe(201);
-  return waitForJob(h, body.id, ['succeeded', 'failed', 'canceled'], 20_000);
-}
+/** With the platform key; a video takes longer than the default wait. */
+const runVideo = (h: Harness, workflow: Record<string, unknown>) => runJob(h, workflow, KEY, 20_000);
 
 describe.each(MODES)('video partner node (%s)', (mode) => {
   let h: Harness;
-  const charges: Array<[string, number, string]> = [];
-  let pay = true;
+  const credits = recordingCredits();
+  const { charges } = credits;
   beforeAll(async () => {
-    h = await startHarness(mode, {
-      credits: {
-        hasCredits: async () => true,
-        charge: async (account, amount, what) => {
-          charges.push([account, amount, what]);
-          return pay;
-        },
-      },
-    });
+    h = await startHarness(mode, { credits: credits.provider });
   });
   afterAll(() => h.close());
 
@@ -59,7 +49,7 @@ describe.each(MODES)('video partner node (%s)', (mode) => {
 
   it('turns the batch into a video output: one key frame per image, charged like the endpoint', async () => {
     charges.length = 0;
-    const job = await runJob(h, videoJob(3));
+    const job = await runVideo(h, videoJob(3));
     expect(job.status, JSON.stringify(job.error)).toBe('succeeded');
     // 3 s of gen-q2-turbo at 540p.
     expect(charges).toEqual([['local', 3, 'multi-frame video']]);
@@ -84,22 +74,17 @@ describe.each(MODES)('video partner node (%s)', (mode) => {
   });
 
   it('fails with InsufficientFundsError when the account cannot pay, with no output', async () => {
-    pay = false;
-    try {
-      const job = await runJob(h, videoJob(2, { model: 'gen-q2-pro', resolution: '1080p' }));
-      expect(job.status).toBe('failed');
-      expect(job.error).toMatchObject({ exception_type: 'InsufficientFundsError', node_id: 'video', class_type: 'VideogenMultiframe' });
-      expect(job.error.message).toMatch(/16 needed/);
-      expect(job.outputs).toEqual([]);
-    } finally {
-      pay = true;
-    }
+    const job = await credits.unpaid(() => runVideo(h, videoJob(2, { model: 'gen-q2-pro', resolution: '1080p' })));
+    expect(job.status).toBe('failed');
+    expect(job.error).toMatchObject({ exception_type: 'InsufficientFundsError', node_id: 'video', class_type: 'VideogenMultiframe' });
+    expect(job.error.message).toMatch(/16 needed/);
+    expect(job.outputs).toEqual([]);
   });
 
   it('refuses a batch of fewer than 2 or more than 9 images before charging', async () => {
     charges.length = 0;
     for (const batch of [1, 10]) {
-      const job = await runJob(h, videoJob(batch));
+      const job = await runVideo(h, videoJob(batch));
       expect(job.status).toBe('failed');
       expect(job.error).toMatchObject({ exception_type: 'ValidationError', node_id: 'video' });
       expect(job.error.message).toMatch(/2 to 9 key frames/);
@@ -125,7 +110,7 @@ describe('video partner node with the upstream provider', () => {
   });
 
   it('sends the key frames to the vendor and commits its video', async () => {
-    const job = await runJob(h, videoJob(2, { prompt: 'only line' }));
+    const job = await runVideo(h, videoJob(2, { prompt: 'only line' }));
     expect(job.status, JSON.stringify(job.error)).toBe('succeeded');
     const sent = vendor.calls.find((c) => c.method === 'POST')!.body;
     expect(sent.image_settings.map((s: any) => [s.duration, s.prompt])).toEqual([[1, 'only line'], [1, 'only line']]);
@@ -137,7 +122,7 @@ describe('video partner node with the upstream provider', () => {
 
   it('a vendor failure is a VideoGenerationError without the vendor words', async () => {
     vendor.script({ kind: 'task-failed' });
-    const job = await runJob(h, videoJob(2));
+    const job = await runVideo(h, videoJob(2));
     expect(job.status).toBe('failed');
     expect(job.error).toMatchObject({ exception_type: 'VideoGenerationError', message: 'the video could not be generated' });
   });

@@ -131,6 +131,13 @@ export async function waitForJob(h: Harness, id: string, statuses: string | stri
   }
 }
 
+/** Submits `{ workflow, extra_data }` (no extra_data when `extra` is undefined), expects 201 and polls the Job until it ends. */
+export async function runJob(h: Harness, workflow: Workflow | Record<string, unknown>, extra?: Record<string, unknown>, timeoutMs = 10_000): Promise<any> {
+  const { res, body } = await submit(h, extra ? { workflow, extra_data: extra } : { workflow });
+  expect(res.status, JSON.stringify(body)).toBe(201);
+  return waitForJob(h, body.id, ['succeeded', 'failed', 'canceled'], timeoutMs);
+}
+
 /** Polls until `check` holds; fails with `what` after `timeoutMs`. */
 export async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 3_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
