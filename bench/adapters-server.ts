@@ -4,11 +4,9 @@
 // server of the same runtime answering every request with the status, headers
 // and bytes the adapter gave for that job's GET once. Prints one line
 // `BENCH_READY {json}`; stops when stdin closes or on SIGTERM.
-import process from 'node:process';
-import { join } from 'node:path';
-import { createService, silentLogger, type Service, type Storage } from '../core/index.ts';
-import { createFsBlobStore } from '../storage/fs/blob-store.ts';
+import type { Service, Storage } from '../core/index.ts';
 import type { BlobStore } from '../storage/types.ts';
+import { serviceUnderData, stopWithParent } from '../test/runtime/entry.ts';
 
 export interface CapturedResponse {
   status: number;
@@ -66,26 +64,15 @@ async function capture(response: Response): Promise<CapturedResponse> {
 }
 
 export async function runBenchServer(target: BenchTarget): Promise<void> {
-  const dir = process.env.GRAPHRUN_DATA;
-  if (!dir) throw new Error('GRAPHRUN_DATA must name a directory');
-  const storage = await target.storage(join(dir, 'graphrun.db'), await createFsBlobStore({ dir: join(dir, 'blobs') }));
-  const service = await createService({ storage, logger: silentLogger, sweepIntervalMs: 0 });
+  const service = await serviceUnderData(target.storage);
   const server = await target.serve(service);
   const job = await succeededJob(server.url);
   const captured = await capture(job.response);
   const bare = await target.serveBare(captured);
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
+  stopWithParent(async () => {
     await Promise.all([server.stop(), bare.stop()]);
     await service.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop());
-  process.stdin.on('end', () => void stop());
-  process.stdin.on('close', () => void stop());
-  process.stdin.resume();
+  });
   const ready: BenchReady = { url: server.url, bareUrl: bare.url, path: job.path, bytes: captured.body.byteLength, outputs: job.outputs };
   console.log(`BENCH_READY ${JSON.stringify(ready)}`);
 }

@@ -4,7 +4,7 @@
 // SIGTERM or when its stdin closes (the test process went away).
 import process from 'node:process';
 import { join } from 'node:path';
-import { createService, silentLogger, type Service, type Storage } from '../../core/index.ts';
+import { createService, silentLogger, type Service, type ServiceOptions, type Storage } from '../../core/index.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import type { BlobStore } from '../../storage/types.ts';
 
@@ -13,24 +13,35 @@ export interface RuntimeEntry {
   serve(service: Service): Promise<{ url: string; stop(): Promise<void> }>;
 }
 
-export async function runEntry(entry: RuntimeEntry): Promise<void> {
+/** The service on the runtime's storage under GRAPHRUN_DATA (database file and blob directory), quiet and without sweeps. */
+export async function serviceUnderData(storage: RuntimeEntry['storage'], options: Partial<ServiceOptions> = {}): Promise<Service> {
   const dir = process.env.GRAPHRUN_DATA;
   if (!dir) throw new Error('GRAPHRUN_DATA must name a directory');
   const blobs = await createFsBlobStore({ dir: join(dir, 'blobs') });
-  const storage = await entry.storage(join(dir, 'graphrun.db'), blobs);
-  const service = await createService({ storage, logger: silentLogger, sweepIntervalMs: 0, token: process.env.GRAPHRUN_TOKEN || undefined });
-  const server = await entry.serve(service);
+  return createService({ storage: await storage(join(dir, 'graphrun.db'), blobs), logger: silentLogger, sweepIntervalMs: 0, ...options });
+}
+
+/** Runs `stop` once and exits 0 on SIGTERM or when stdin closes (the parent went away). */
+export function stopWithParent(stop: () => Promise<void>): void {
   let stopping = false;
-  const stop = async () => {
+  const once = async () => {
     if (stopping) return;
     stopping = true;
-    await server.stop();
-    await service.close();
+    await stop();
     process.exit(0);
   };
-  process.once('SIGTERM', () => void stop());
-  process.stdin.on('end', () => void stop());
-  process.stdin.on('close', () => void stop());
+  process.once('SIGTERM', () => void once());
+  process.stdin.on('end', () => void once());
+  process.stdin.on('close', () => void once());
   process.stdin.resume();
+}
+
+export async function runEntry(entry: RuntimeEntry): Promise<void> {
+  const service = await serviceUnderData(entry.storage, { token: process.env.GRAPHRUN_TOKEN || undefined });
+  const server = await entry.serve(service);
+  stopWithParent(async () => {
+    await server.stop();
+    await service.close();
+  });
   console.log(`listening on ${server.url}`);
 }
