@@ -185,23 +185,32 @@ export const testContext = (remainingMs = 30_000) => {
 
 export type BufferedHandler = (event: unknown, context?: any) => Promise<any>;
 
-/** A Harness whose requests go through the integration and the buffered handler. */
-export function lambdaHarness(kind: FixtureKind, handler: BufferedHandler, service: Harness['service'], log: Array<{ event: any; result: any }> = []): Harness {
+/**
+ * A Harness whose every request becomes an event of `kind` (a path is taken
+ * under the integration's origin) and whose response is what `invoke` makes of it.
+ */
+export function eventHarness(mode: string, kind: FixtureKind, service: Harness['service'], invoke: (event: unknown) => Promise<Response>): Harness {
   const base = ORIGIN[kind];
   return {
-    mode: `lambda:${kind}` as Mode,
+    mode: mode as Mode,
     service,
     base,
     dir: '',
     async fetch(pathOrUrl, init) {
       const url = /^https?:\/\//.test(pathOrUrl) ? pathOrUrl : base + pathOrUrl;
       const call = await callOf(new Request(url, { ...init, duplex: 'half' } as RequestInit));
-      const event = eventFor(kind, call);
-      const result = await handler(event, testContext());
-      log.push({ event, result });
-      return responseOf(kind, result);
+      return invoke(eventFor(kind, call));
     },
     blobFiles: async () => ({ blobs: [], temp: [] }),
     close: () => service.close(),
   };
+}
+
+/** A Harness whose requests go through the integration and the buffered handler. */
+export function lambdaHarness(kind: FixtureKind, handler: BufferedHandler, service: Harness['service'], log: Array<{ event: any; result: any }> = []): Harness {
+  return eventHarness(`lambda:${kind}`, kind, service, async (event) => {
+    const result = await handler(event, testContext());
+    log.push({ event, result });
+    return responseOf(kind, result);
+  });
 }

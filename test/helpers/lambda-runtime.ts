@@ -6,8 +6,8 @@
 // Writable whose bytes a test reads back as the integration would.
 import { Writable } from 'node:stream';
 import type { LambdaStreamingRuntime } from '../../adapters/lambda/index.ts';
-import { ORIGIN, callOf, eventFor, headersOf, testContext, type FixtureKind } from './lambda-events.ts';
-import type { Harness, Mode } from './harness.ts';
+import { eventHarness, headersOf, testContext, type FixtureKind } from './lambda-events.ts';
+import type { Harness } from './harness.ts';
 
 export const STREAMING = Symbol.for('aws.lambda.runtime.handler.streaming');
 export const PRELUDE_CONTENT_TYPE = 'application/vnd.awslambda.http-integration-response';
@@ -180,20 +180,9 @@ export async function invokeStreaming(kind: FixtureKind, handler: StreamHandler,
 
 /** A Harness whose requests go through the integration and the streaming handler. */
 export function streamingHarness(kind: FixtureKind, handler: StreamHandler, service: Harness['service'], calls: StreamedCall[] = []): Harness {
-  const base = ORIGIN[kind];
-  return {
-    mode: `lambda-stream:${kind}` as Mode,
-    service,
-    base,
-    dir: '',
-    async fetch(pathOrUrl, init) {
-      const url = /^https?:\/\//.test(pathOrUrl) ? pathOrUrl : base + pathOrUrl;
-      const call = await callOf(new Request(url, { ...init, duplex: 'half' } as RequestInit));
-      const streamed = await invokeStreaming(kind, handler, eventFor(kind, call));
-      calls.push(streamed);
-      return streamed.response;
-    },
-    blobFiles: async () => ({ blobs: [], temp: [] }),
-    close: () => service.close(),
-  };
+  return eventHarness(`lambda-stream:${kind}`, kind, service, async (event) => {
+    const streamed = await invokeStreaming(kind, handler, event);
+    calls.push(streamed);
+    return streamed.response;
+  });
 }
