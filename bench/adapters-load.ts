@@ -1,7 +1,8 @@
-// The load generator of bench/adapters.ts: one undici Pool per server, the
-// same number of connections and loops for every target, each loop a GET
-// whose body is read to the end before the next; the server process's CPU
-// time read from /proc, so any runtime is measured the same way.
+// The load generator of bench/adapters.ts and bench/jobs.ts: one undici Pool
+// per server, the same number of connections and loops for every target, each
+// loop a GET whose body is read to the end before the next. The server's CPU
+// time comes from the caller: /proc for a process of any runtime (cpuSeconds),
+// or what a Node server reports of itself.
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { Pool } from 'undici';
@@ -30,11 +31,14 @@ export interface Window {
   serverCpu: number;
 }
 
+/** The server's CPU seconds so far. */
+export type CpuClock = () => number | Promise<number>;
+
 /** GETs `path` from CONNECTIONS loops for `ms`; requests/s and the server's CPU share. */
-export async function hammer(pool: Pool, path: string, ms: number, pid: number): Promise<Window> {
+export async function hammer(pool: Pool, path: string, ms: number, cpu: CpuClock): Promise<Window> {
   let done = 0;
   let errors = 0;
-  const cpuBefore = cpuSeconds(pid);
+  const cpuBefore = await cpu();
   const start = performance.now();
   const end = start + ms;
   await Promise.all(
@@ -48,7 +52,7 @@ export async function hammer(pool: Pool, path: string, ms: number, pid: number):
     }),
   );
   const elapsed = (performance.now() - start) / 1000;
-  return { rps: done / elapsed, errors, serverCpu: (cpuSeconds(pid) - cpuBefore) / elapsed };
+  return { rps: done / elapsed, errors, serverCpu: ((await cpu()) - cpuBefore) / elapsed };
 }
 
 /**
@@ -58,7 +62,7 @@ export async function hammer(pool: Pool, path: string, ms: number, pid: number):
 export async function compare(
   urls: { adapter: string; bare: string },
   path: string,
-  pid: number,
+  cpu: CpuClock,
   timing: { warmupMs: number; windowMs: number },
 ): Promise<{ adapter: Window; bare: Window }> {
   const pools = {
@@ -68,9 +72,9 @@ export async function compare(
   type Name = keyof typeof pools;
   const best: Record<Name, Window> = { adapter: { rps: 0, errors: 0, serverCpu: 0 }, bare: { rps: 0, errors: 0, serverCpu: 0 } };
   try {
-    for (const name of ['bare', 'adapter'] as Name[]) await hammer(pools[name], path, timing.warmupMs, pid);
+    for (const name of ['bare', 'adapter'] as Name[]) await hammer(pools[name], path, timing.warmupMs, cpu);
     for (const name of ['adapter', 'bare', 'bare', 'adapter'] as Name[]) {
-      const w = await hammer(pools[name], path, timing.windowMs, pid);
+      const w = await hammer(pools[name], path, timing.windowMs, cpu);
       if (w.errors > 0) throw new Error(`${name}: ${w.errors} requests did not answer 200`);
       if (w.rps > best[name].rps) best[name] = w;
     }

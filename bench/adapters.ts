@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DENO, DENO_ENV, DENO_OFFLINE } from '../test/runtime/deno-env.ts';
-import { compare, CONNECTIONS, type Window } from './adapters-load.ts';
+import { compare, CONNECTIONS, cpuSeconds, type Window } from './adapters-load.ts';
 import type { BenchReady } from './adapters-server.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -104,7 +104,7 @@ async function measure(target: Target): Promise<{ ready: BenchReady; adapter: Wi
     const started = await start(target, dir);
     child = started.child;
     const differences = await sameAnswer(started.ready);
-    const result = await compare({ adapter: started.ready.url, bare: started.ready.bareUrl }, started.ready.path, child.pid!, TIMING);
+    const result = await compare({ adapter: started.ready.url, bare: started.ready.bareUrl }, started.ready.path, () => cpuSeconds(started.child.pid!), TIMING);
     return { ready: started.ready, ...result, differences };
   } finally {
     if (child && child.exitCode === null) {

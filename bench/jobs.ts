@@ -11,7 +11,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Pool } from 'undici';
 import { createService, silentLogger, type Service, type ServiceOptions, type Storage } from '../core/index.ts';
 import { createLocalEngine } from '../engine/local/engine.ts';
 import { builtinNodes } from '../engine/local/nodes/index.ts';
@@ -19,6 +18,7 @@ import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 import { createTestNodes, sumWorkflow } from '../test/helpers/local-nodes.ts';
+import { compare, CONNECTIONS } from './adapters-load.ts';
 import type { ParentMessage, ServerMessage } from './jobs-server.ts';
 
 const JOBS = 2_000;
@@ -29,7 +29,6 @@ const SHALLOW = 100;
 const DEEP = 10_000;
 const TIMED_SUBMISSIONS = 500;
 const WARMUP_SUBMISSIONS = 100;
-const CONNECTIONS = 32;
 const WINDOW_MS = 5_000;
 const WARMUP_MS = 1_000;
 
@@ -198,33 +197,6 @@ function startServer(dir: string): { child: ChildProcess; ask(message: ParentMes
   return { child, ready: next(), ask: (message) => (child.send(message), next()) };
 }
 
-/** GETs `path` on `pool` from CONNECTIONS loops for `ms`; requests/s and the server's CPU share. */
-async function hammer(
-  pool: Pool,
-  path: string,
-  ms: number,
-  cpu: () => Promise<number>,
-): Promise<{ rps: number; errors: number; serverCpu: number }> {
-  let done = 0;
-  let errors = 0;
-  const cpuBefore = await cpu();
-  const start = performance.now();
-  const end = start + ms;
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      while (performance.now() < end) {
-        const res = await pool.request({ path, method: 'GET' });
-        await res.body.dump();
-        if (res.statusCode === 200) done++;
-        else errors++;
-      }
-    }),
-  );
-  const elapsed = performance.now() - start;
-  const serverCpu = (await cpu()) - cpuBefore;
-  return { rps: done / (elapsed / 1000), errors, serverCpu: serverCpu / 1000 / elapsed };
-}
-
 /** Part 3: the server in a child process, the client here; best of two 5 s windows each, in the order A B B A. */
 async function getThroughput() {
   const dir = await tempDir();
@@ -235,25 +207,10 @@ async function getThroughput() {
     const cpu = async () => {
       const m = await server.ask({ type: 'cpu' });
       if (m.type !== 'cpu') throw new Error('unexpected reply to cpu');
-      return m.micros;
+      return m.micros / 1e6;
     };
-    const pools = {
-      graphrun: new Pool(ready.url, { connections: CONNECTIONS, pipelining: 1 }),
-      bare: new Pool(ready.bareUrl, { connections: CONNECTIONS, pipelining: 1 }),
-    };
-    try {
-      type Name = keyof typeof pools;
-      const best = { graphrun: { rps: 0, errors: 0, serverCpu: 0 }, bare: { rps: 0, errors: 0, serverCpu: 0 } };
-      for (const name of ['bare', 'graphrun'] as Name[]) await hammer(pools[name], ready.path, WARMUP_MS, cpu);
-      for (const name of ['graphrun', 'bare', 'bare', 'graphrun'] as Name[]) {
-        const r = await hammer(pools[name], ready.path, WINDOW_MS, cpu);
-        if (r.errors > 0) throw new Error(`${name}: ${r.errors} requests did not answer 200`);
-        if (r.rps > best[name].rps) best[name] = r;
-      }
-      return { ready, ...best };
-    } finally {
-      await Promise.all(Object.values(pools).map((p) => p.close()));
-    }
+    const { adapter: graphrun, bare } = await compare({ adapter: ready.url, bare: ready.bareUrl }, ready.path, cpu, { warmupMs: WARMUP_MS, windowMs: WINDOW_MS });
+    return { ready, graphrun, bare };
   } finally {
     await server.ask({ type: 'stop' }).catch(() => {});
     server.child.kill();
