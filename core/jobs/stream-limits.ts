@@ -1,6 +1,7 @@
 // Caps how many live event streams one account holds open at once, so a
 // client that leaks connections cannot pin the server's sockets and timers.
 // Polling GET /api/v2/jobs/{id} is never limited by this.
+import { createAccountSlots } from '../account-slots.ts';
 import { ApiError } from '../errors.ts';
 
 export interface StreamLimiter {
@@ -20,29 +21,19 @@ export function createStreamLimiter(max: number, options: StreamLimiterOptions =
     throw new RangeError(`max must be a positive integer or Infinity, got ${max}`);
   }
   const retryAfter = options.retryAfterSeconds ?? 5;
-  const open = new Map<string, number>();
+  const slots = createAccountSlots(max);
 
   return {
     acquire(accountId) {
-      const n = open.get(accountId) ?? 0;
-      if (n >= max) {
-        throw new ApiError(
-          'too_many_streams',
-          `Too many open event streams (at most ${max}). Close one, or poll GET /api/v2/jobs/{id} instead.`,
-          { limit: max },
-          { 'Retry-After': String(retryAfter) },
-        );
-      }
-      open.set(accountId, n + 1);
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        const left = (open.get(accountId) ?? 1) - 1;
-        if (left > 0) open.set(accountId, left);
-        else open.delete(accountId);
-      };
+      const release = slots.tryAcquire(accountId);
+      if (release) return release;
+      throw new ApiError(
+        'too_many_streams',
+        `Too many open event streams (at most ${max}). Close one, or poll GET /api/v2/jobs/{id} instead.`,
+        { limit: max },
+        { 'Retry-After': String(retryAfter) },
+      );
     },
-    count: (accountId) => open.get(accountId) ?? 0,
+    count: slots.count,
   };
 }
