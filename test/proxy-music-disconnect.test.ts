@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalMusicProvider } from '../core/proxy/music/local-provider.ts';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';
-import { counting, generate, ndjsonEvents, readMusic, type Counted } from './helpers/music.ts';
+import { counting, generate, ndjsonEvents, readMusic, walkAway, type Counted } from './helpers/music.ts';
 import { until, sleep } from './helpers/jobs.ts';
 
 describe.each(MODES)('music client disconnect (%s)', (mode) => {
@@ -23,11 +23,7 @@ describe.each(MODES)('music client disconnect (%s)', (mode) => {
     const res = await generate(h, { prompt: 'a long piece', duration: '300' }, { signal: abort.signal });
     const events = ndjsonEvents(res);
     for (let i = 0; i < 3; i++) await events.next();
-    if (mode === 'node-server') abort.abort();
-    else {
-      await events.return(undefined);
-      await res.body!.cancel();
-    }
+    await walkAway(h, abort, res, events);
 
     const run = counted.runs.at(-1)!;
     await until('the generator ended', () => run.finished, 5_000);
@@ -47,8 +43,7 @@ describe.each(MODES)('music client disconnect (%s)', (mode) => {
     const abort = new AbortController();
     const res = await generate(h, { prompt: 'never read', duration: '300' }, { signal: abort.signal });
     expect(res.status).toBe(200);
-    if (mode === 'node-server') abort.abort();
-    else await res.body!.cancel();
+    await walkAway(h, abort, res);
     const run = counted.runs.at(-1)!;
     await until('the generator ended', () => run.finished, 5_000);
     expect(run.produced).toBeLessThan(100);

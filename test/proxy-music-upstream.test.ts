@@ -8,7 +8,7 @@ import { createUpstreamMusicProvider, type UpstreamMusicProvider } from '../adap
 import { createLocalMusicProvider } from '../core/proxy/music/local-provider.ts';
 import { startFakeMusicVendor, VENDOR_SECRET, type FakeMusicVendor } from './fakes/vendor-music.ts';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';
-import { expectMusicError, expectWav, generate, ndjsonEvents, readMusic } from './helpers/music.ts';
+import { expectMusicError, expectWav, generate, ndjsonEvents, readMusic, walkAway } from './helpers/music.ts';
 import { sleep, until } from './helpers/jobs.ts';
 
 /** What the local provider makes of a prompt, assembled: upstream must deliver the same file. */
@@ -163,11 +163,7 @@ describe.each(MODES)('upstream music provider (%s)', (mode) => {
     const events = ndjsonEvents(res);
     await events.next();
     await events.next();
-    if (mode === 'node-server') abort.abort();
-    else {
-      await events.return(undefined);
-      await res.body!.cancel();
-    }
+    await walkAway(h, abort, res, events);
     const sent = vendor.requests.at(-1)!;
     await until('the vendor saw the connection go', () => sent.closedEarly, 5_000);
     expect(sent.ended).toBe(false);

@@ -20,6 +20,17 @@ export function generate(h: Harness, fields: Record<string, string | string[]>, 
   return h.fetch(MUSIC_PATH, { method: 'POST', body: musicForm(fields), ...init });
 }
 
+/**
+ * The client goes away from a music stream: through a real server it drops
+ * the connection (`abort` made the request's signal); in process it cancels
+ * the body, after ending `events` when it was reading them.
+ */
+export async function walkAway(h: Harness, abort: AbortController, res: Response, events?: AsyncGenerator<unknown>): Promise<void> {
+  if (h.mode === 'node-server') return abort.abort();
+  await events?.return(undefined);
+  await res.body!.cancel();
+}
+
 /** Parsed lines of an NDJSON body, each as soon as its newline arrives, with when it arrived. */
 export async function* ndjsonEvents(res: Response): AsyncGenerator<{ event: any; at: number }> {
   const reader = res.body!.getReader();
