@@ -1,9 +1,10 @@
 // The route table of the service, its patterns compiled by itty-router.
-// Unknown paths answer 404 and known paths with the wrong method 405, both in
-// the envelope.
+// Unknown paths answer 404 and known paths with the wrong method 405, each in
+// the error shape of the surface the path belongs to.
 import { Router } from 'itty-router';
 import { urlPath, type ServiceContext } from './context.ts';
-import { ApiError, toErrorResponse } from './errors.ts';
+import { ApiError } from './errors.ts';
+import { surfaceErrorResponse, surfaceOf, type Surface } from './surface-errors.ts';
 import { uploadAsset } from './assets/upload.ts';
 import { assetFromHash, headByHash } from './assets/from-hash.ts';
 import { deleteAsset, getAsset } from './assets/read.ts';
@@ -67,33 +68,47 @@ export function createRouter(ctx: ServiceContext) {
   // order, without what its fetch adds to every request (a second URL parse,
   // the query as an object, properties set on the Request).
   const router = Router();
-  const all = [...ROUTES, ...CLOUD, ...PROXY_ROUTES];
-  for (const [method, path, handler] of all) {
+  const all: Array<[...Route, Surface]> = [
+    ...ROUTES.map((r): [...Route, Surface] => [...r, 'v2']),
+    ...CLOUD.map((r): [...Route, Surface] => [...r, 'cloud']),
+    ...PROXY_ROUTES.map((r): [...Route, Surface] => [...r, surfaceOf(r[1])]),
+  ];
+  const surfaces = new Map<Dispatch, Surface>();
+  for (const [method, path, handler, surface] of all) {
     const dispatch: Dispatch = (req, groups) => handler(req, ctx, decodeParams(groups));
+    surfaces.set(dispatch, surface);
     router[method.toLowerCase() as 'get'](path, dispatch);
   }
-  const byMethod = new Map<string, Array<[RegExp, Dispatch]>>();
+  const byMethod = new Map<string, Array<[RegExp, Dispatch, Surface]>>();
   for (const [method, regex, handlers] of router.routes) {
     const list = byMethod.get(method) ?? [];
-    list.push([regex, handlers[0] as unknown as Dispatch]);
+    const dispatch = handlers[0] as unknown as Dispatch;
+    list.push([regex, dispatch, surfaces.get(dispatch)!]);
     byMethod.set(method, list);
   }
-  const patterns = all.map(([method, path]) => [method, patternOf(path)] as const);
+  const patterns = all.map(([method, path, , surface]) => [method, patternOf(path), surface] as const);
 
   return async function handle(request: Request): Promise<Response> {
+    let path = '';
+    let surface: Surface | undefined;
     try {
-      const path = urlPath(request.url);
-      for (const [regex, dispatch] of byMethod.get(request.method) ?? []) {
+      path = urlPath(request.url);
+      for (const [regex, dispatch, routeSurface] of byMethod.get(request.method) ?? []) {
         const match = regex.exec(path);
-        if (match !== null) return await dispatch(request, match.groups);
+        if (match === null) continue;
+        surface = routeSurface;
+        return await dispatch(request, match.groups);
       }
-      const allowed = [...new Set(patterns.filter(([, re]) => re.test(path)).map(([m]) => m))];
-      if (allowed.length === 0) throw new ApiError('not_found', 'No such route.');
+      const known = patterns.filter(([, re]) => re.test(path));
+      if (known.length === 0) throw new ApiError('not_found', 'No such route.');
+      surface = known[0][2];
+      const allowed = [...new Set(known.map(([m]) => m))];
       throw new ApiError('method_not_allowed', `Use ${allowed.join(', ')} on this path.`, undefined, {
         Allow: allowed.join(', '),
       });
     } catch (err) {
-      const response = toErrorResponse(err, ctx.logger, { method: request.method, url: request.url });
+      // A bare cloud path (`/prompt`) is known by its route; any other by its prefix.
+      const response = surfaceErrorResponse(surface ?? surfaceOf(path), err, ctx.logger, { method: request.method, url: request.url });
       // HEAD answers carry no body, whatever the status.
       return request.method === 'HEAD' ? new Response(null, { status: response.status, headers: response.headers }) : response;
     }

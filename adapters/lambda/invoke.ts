@@ -1,5 +1,6 @@
 // The part both handlers share: event -> Request -> service.fetch -> Response,
 // where an unreadable event is a 400 and a failing service a 500, never a throw.
+import { urlPath } from '../../core/context.ts';
 import { acceptKnownBodies } from '../../core/known-body.ts';
 import type { Logger } from '../../core/types.ts';
 import type { DeadlineOptions } from './deadline.ts';
@@ -49,6 +50,6 @@ export async function invoke(
     return { kind, head, response: await service.fetch(request, mountPrefix ? { mountPrefix } : undefined) };
   } catch (err) {
     logger.error('lambda adapter: request failed', { method: request.method, url: request.url, ...errorFields(err) });
-    return { kind, head, response: errorResponse(500) };
+    return { kind, head, response: errorResponse(500, undefined, urlPath(request.url)) };
   }
 }

@@ -25,14 +25,17 @@ export interface NodeHandlerOptions extends NodeRequestOptions {
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
-async function fail(req: IncomingMessage, res: ServerResponse, err: unknown, logger: Logger): Promise<void> {
+/** The request's path under the mount, for the shape of an error the adapter answers itself. */
+const pathUnder = (req: IncomingMessage, mounted: MountedRequest) => (mounted.target ?? req.url ?? '/').split('?', 1)[0];
+
+async function fail(req: IncomingMessage, res: ServerResponse, err: unknown, logger: Logger, path: string): Promise<void> {
   // The client left (mid-upload, mid-response): nobody to answer, nothing to report.
   if (res.destroyed || err instanceof ClientGoneError) return void res.destroy();
   const status = statusOf(err);
   if (status === 500) logger.error('node adapter: request failed', { method: req.method, url: req.url, ...errorFields(err) });
   if (res.headersSent) return void res.destroy();
   for (const name of res.getHeaderNames()) res.removeHeader(name);
-  await writeResponse(res, errorResponse(status), req).catch(() => res.destroy());
+  await writeResponse(res, errorResponse(status, path), req).catch(() => res.destroy());
 }
 
 /** How a framework hands a request over: what it already took off it (prefix, body). */
@@ -57,7 +60,7 @@ export async function handleNodeRequest(
     // Refused before a byte is read; the response then closes the connection.
     const { maxBodyBytes } = opts;
     if (maxBodyBytes !== undefined && mounted.body === undefined && Number(req.headers['content-length'] ?? 0) > maxBodyBytes) {
-      return await writeResponse(res, errorResponse(413), req);
+      return await writeResponse(res, errorResponse(413, pathUnder(req, mounted)), req);
     }
     const request = incomingMessageToRequest(req, res, opts, mounted);
     // writeResponse sends a known body itself, so the core need not build a stream for it.
@@ -65,7 +68,7 @@ export async function handleNodeRequest(
     const response = await (mounted.mountPrefix ? service.fetch(request, { mountPrefix: mounted.mountPrefix }) : service.fetch(request));
     await writeResponse(res, response, req);
   } catch (err) {
-    await fail(req, res, err, opts.logger).catch(() => res.destroy());
+    await fail(req, res, err, opts.logger, pathUnder(req, mounted)).catch(() => res.destroy());
   }
 }
 

@@ -4,6 +4,7 @@
 // and bare, as the reference engine serves them.
 import type { ServiceContext } from '../context.ts';
 import { ApiError, knownError, type ErrorCode } from '../errors.ts';
+import type { Logger } from '../types.ts';
 
 export type CloudHandler = (request: Request, ctx: ServiceContext, params: Record<string, string>) => Promise<Response>;
 export type CloudRoute = [method: string, path: string, handler: CloudHandler];
@@ -25,20 +26,21 @@ export function cloudError(err: ApiError): Response {
   return Response.json(body, { status: STATUS[err.code] ?? err.status, headers: err.headers });
 }
 
-/** Wraps a handler so whatever it throws leaves in the cloud shape; unknown errors are logged only. */
+/** Whatever was thrown, in the cloud shape; unknown errors are logged, never shown. */
+export function cloudErrorResponse(err: unknown, logger: Logger, context: Record<string, unknown>): Response {
+  const known = knownError(err);
+  if (known) return cloudError(known);
+  logger.error('unhandled error', { ...context, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+  return cloudError(new ApiError('upstream_error', GENERIC_500));
+}
+
+/** Wraps a handler so whatever it throws leaves in the cloud shape. */
 export function cloudHandler(handler: CloudHandler): CloudHandler {
   return async (request, ctx, params) => {
     try {
       return await handler(request, ctx, params);
     } catch (err) {
-      const known = knownError(err);
-      if (known) return cloudError(known);
-      ctx.logger.error('unhandled error', {
-        method: request.method,
-        url: request.url,
-        error: err instanceof Error ? (err.stack ?? err.message) : String(err),
-      });
-      return cloudError(new ApiError('upstream_error', GENERIC_500));
+      return cloudErrorResponse(err, ctx.logger, { method: request.method, url: request.url });
     }
   };
 }

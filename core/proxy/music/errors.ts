@@ -11,6 +11,9 @@ export const MUSIC_ERROR_STATUS = {
   validation_error: 422,
   rate_limited: 429,
   upstream_error: 502,
+  // Routing answers beside the endpoint's six: no such path, wrong method.
+  not_found: 404,
+  method_not_allowed: 405,
 } as const;
 
 export type MusicErrorCode = keyof typeof MUSIC_ERROR_STATUS;
@@ -38,14 +41,17 @@ const FROM_API: Partial<Record<ApiError['code'], MusicErrorCode>> = {
   payload_too_large: 'bad_request',
   invalid_request: 'validation_error',
   rate_limited: 'rate_limited',
+  not_found: 'not_found',
+  method_not_allowed: 'method_not_allowed',
+  upstream_error: 'upstream_error',
 };
 
-export function musicErrorResponse(err: unknown, logger: Logger): Response {
+export function musicErrorResponse(err: unknown, logger: Logger, context: Record<string, unknown> = {}): Response {
   let known: MusicError;
   if (err instanceof MusicError) known = err;
   else if (err instanceof ApiError && FROM_API[err.code]) known = new MusicError(FROM_API[err.code]!, err.message, err.headers);
   else {
-    logger.error('music generation failed', { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    logger.error('music generation failed', { ...context, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
     known = new MusicError('upstream_error', GENERIC_UPSTREAM);
   }
   return Response.json(
