@@ -5,7 +5,9 @@
 // this instance is shutting down goes back to the queue instead.
 import { ExecutionError, type Engine, type ExecutionContext } from '../../engine/types.ts';
 import type { JobRecord } from '../../storage/types.ts';
+import { toBase64 } from '../base64.ts';
 import type { ServiceContext } from '../context.ts';
+import { pause } from '../pause.ts';
 import { partnerServices } from '../proxy/partner.ts';
 import type { AccountEvent, JobHub, PreviewPayload } from './hub.ts';
 import { commitJobOutput, readJobAsset, toOutputAsset } from './outputs.ts';
@@ -62,15 +64,8 @@ export async function retryWrite<T>(write: () => Promise<T>, stopping: AbortSign
       onError(err);
       if (stopping.aborted) throw err;
       const delay = Math.min(50 * 2 ** attempt, 5000);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, delay);
-        function done() {
-          clearTimeout(timer);
-          stopping.removeEventListener('abort', done);
-          resolve();
-        }
-        stopping.addEventListener('abort', done, { once: true });
-      });
+      // Shutdown cuts the wait short for one last try, whose failure is then thrown above.
+      await pause(delay, stopping).catch(() => {});
     }
   }
 }
@@ -179,7 +174,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<v
             previews.push({
               node_id: event.node_id,
               content_type: event.format === 'png' ? 'image/png' : 'image/jpeg',
-              data_base64: base64(event.bytes),
+              data_base64: toBase64(event.bytes),
             });
             return;
           }
@@ -234,9 +229,3 @@ export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<v
 
 const EXPIRED = Symbol('expired');
 
-function base64(bytes: Uint8Array): string {
-  // Chunked: String.fromCharCode(...all) overflows the call stack on large images.
-  let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
-}

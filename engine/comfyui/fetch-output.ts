@@ -3,6 +3,7 @@
 // off is tried again a few times with a growing pause: a busy worker's file
 // server hiccups while the job itself is fine. A 4xx is final (the file is
 // not there), and so is the consumer's own failure (our store).
+import { pause } from '../../core/pause.ts';
 import { WorkerHttpError, WorkerUnreachable, type ViewedFile, type WorkerClient } from './worker-client.ts';
 
 export interface ViewRetries {
@@ -47,18 +48,4 @@ export async function withView<T>(
       file?.body.destroy?.();
     }
   }
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
