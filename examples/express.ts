@@ -1,5 +1,5 @@
 // The service in an Express app, mounted under /graph beside the app's own
-// routes and body parser; WebSockets at /graph/ws on the same server. Data:
+// routes; WebSockets at /graph/ws on the same server. Data:
 // SQLite + files under GRAPHRUN_DATA (default ./data).
 // Run: npx tsx examples/express.ts
 import type { AddressInfo } from 'node:net';
@@ -20,10 +20,11 @@ const storage = await createSqliteStorage({ filename: join(data, 'graphrun.db'),
 const service = await createService({ storage, token: process.env.GRAPHRUN_TOKEN || undefined });
 
 const app = express();
-// The app's parser may read a body before graphrun: the adapter rebuilds it from req.body.
-app.use(express.json());
 app.get('/', (_req, res) => void res.send('The app itself. Workflows run under /graph.\n'));
-app.post('/notes', (req, res) => void res.status(201).json({ saved: req.body }));
+// The JSON parser only on the app's own route: app-wide, its 100 KB limit would
+// also refuse graphrun's larger bodies (workflows, base64 key frames), which
+// graphrun reads and limits itself.
+app.post('/notes', express.json(), (req, res) => void res.status(201).json({ saved: req.body }));
 app.use('/graph', graphrun(service));
 
 const server = app.listen(port, '127.0.0.1', (err) => {

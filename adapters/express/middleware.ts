@@ -3,9 +3,11 @@
 // mount path off req.url and kept it in req.baseUrl: the request goes on to
 // the Node adapter's conversion with that prefix, so links carry it. Every
 // request under the path is answered here (unknown routes with the service's
-// 404), never passed on with next().
+// 404), never passed on with next(). Beside the middleware comes an error
+// handler for the bodies a parser in front of the mount refused
+// (parser-refusals.ts); app.use takes the pair as it takes one middleware.
 import type { IncomingMessage } from 'node:http';
-import type { RequestHandler } from 'express';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger, Service } from '../../core/types.ts';
 import { consoleLogger } from '../../core/log.ts';
 import { errorResponse } from '../node/errors.ts';
@@ -13,6 +15,7 @@ import type { NodeRequestOptions } from '../node/request.ts';
 import { writeResponse } from '../node/response.ts';
 import { handleNodeRequest } from '../node/server.ts';
 import { bodyWasRead, parsedBodyBytes } from './parsed-body.ts';
+import { parserRefusals } from './parser-refusals.ts';
 
 export interface ExpressOptions extends NodeRequestOptions {
   logger?: Logger;
@@ -26,10 +29,13 @@ function expressTrustsProxy(req: IncomingMessage & { app?: { get(name: string): 
   return typeof trust === 'function' && (trust as TrustFn)(req.socket.remoteAddress, 0) === true;
 }
 
-export function graphrun(service: Service, opts: ExpressOptions = {}): RequestHandler {
+/** The service's middleware and the error handler for a parser's refusals, to mount together: `app.use('/graph', graphrun(service))`. */
+export type GraphrunMiddleware = [RequestHandler, ErrorRequestHandler];
+
+export function graphrun(service: Service, opts: ExpressOptions = {}): GraphrunMiddleware {
   const options = { ...opts, logger: opts.logger ?? consoleLogger };
   const trusting = { ...options, trustProxy: true };
-  return (req, res) => {
+  const serve: RequestHandler = (req, res) => {
     // Without an explicit choice, links follow X-Forwarded-* exactly when Express itself would.
     const conversion = opts.trustProxy !== undefined ? options : expressTrustsProxy(req) ? trusting : options;
     let body: Uint8Array | undefined;
@@ -40,9 +46,10 @@ export function graphrun(service: Service, opts: ExpressOptions = {}): RequestHa
           method: req.method,
           url: req.originalUrl,
         });
-        return void writeResponse(res, errorResponse(500), req).catch(() => res.destroy());
+        return void writeResponse(res, errorResponse(500, req.path), req).catch(() => res.destroy());
       }
     }
     void handleNodeRequest(service, req, res, conversion, { target: req.url, mountPrefix: req.baseUrl, body });
   };
+  return [serve, parserRefusals()];
 }
