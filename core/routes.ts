@@ -107,7 +107,7 @@ export function createRouter(ctx: ServiceContext) {
         Allow: allowed.join(', '),
       });
     } catch (err) {
-      // A bare cloud path (`/prompt`) is known by its route; any other by its prefix.
+      // The matched route's surface where there is one; else the path's.
       const response = surfaceErrorResponse(surface ?? surfaceOf(path), err, ctx.logger, { method: request.method, url: request.url });
       // HEAD answers carry no body, whatever the status.
       return request.method === 'HEAD' ? new Response(null, { status: response.status, headers: response.headers }) : response;

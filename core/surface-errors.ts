@@ -3,6 +3,8 @@
 // decoding, an adapter's refusals. A client of /proxy/musicgen reads
 // `{detail}`, one of /proxy/videogen `{message, details}`, one of the
 // cloud-compatible /api `{code, message}`, and v2 the envelope.
+import { CLOUD_FILES_ROUTES } from './cloud/files-routes.ts';
+import { CLOUD_JOBS_ROUTES } from './cloud/jobs-routes.ts';
 import { cloudErrorResponse } from './cloud/respond.ts';
 import { ApiError, toErrorResponse, type ErrorCode } from './errors.ts';
 import { musicErrorResponse } from './proxy/music/errors.ts';
@@ -14,16 +16,15 @@ export type Surface = 'v2' | 'cloud' | 'music' | 'video';
 
 const under = (path: string, root: string) => path === root || path.startsWith(`${root}/`);
 
-/**
- * The surface a path is under by its prefix. Bare cloud paths (`/prompt`)
- * are known only to the route table, which tags them itself; anything else
- * is v2's.
- */
+/** First segments of the cloud routes served bare, as the reference engine serves them (`/prompt`, `/view`, ...). */
+const BARE_CLOUD = new Set([...CLOUD_FILES_ROUTES, ...CLOUD_JOBS_ROUTES].map(([, path]) => path.split('/')[1]));
+
+/** The surface a path (under the mount) belongs to by its prefix; anything unknown is v2's. */
 export function surfaceOf(path: string): Surface {
   if (under(path, '/proxy/musicgen')) return 'music';
   if (under(path, '/proxy/videogen')) return 'video';
   if (under(path, '/api/v2')) return 'v2';
-  if (under(path, '/api')) return 'cloud';
+  if (under(path, '/api') || BARE_CLOUD.has(path.split('/', 2)[1])) return 'cloud';
   return 'v2';
 }
 

@@ -93,9 +93,11 @@ describe("the Node adapter's own refusals", () => {
     const video = await post('/proxy/videogen/multiframe');
     expect(video.status).toBe(400);
     shapes.video(await video.json());
-    const cloud = await post('/api/prompt');
-    expect(cloud.status).toBe(413);
-    shapes.cloud(await cloud.json(), 'payload_too_large');
+    for (const path of ['/api/prompt', '/prompt', '/upload/image']) {
+      const cloud = await post(path);
+      expect(cloud.status).toBe(413);
+      shapes.cloud(await cloud.json(), 'payload_too_large');
+    }
     const v2 = await post('/api/v2/jobs');
     expect(v2.status).toBe(413);
     shapes.v2(await v2.json(), 'payload_too_large');
