@@ -1,18 +1,49 @@
 // A client of the v2 API: uploads an input image, submits a workflow that
 // inverts and scales it, follows the job's progress over Server-Sent Events,
 // and downloads the outputs through their signed links.
-// Run: npx tsx examples/client.ts [base-url] [--image file.png] [--out dir]
-// base-url is where the service answers, mount prefix included (default
-// GRAPHRUN_URL or http://127.0.0.1:8189); GRAPHRUN_TOKEN is sent if set.
+// Run: npx tsx examples/client.ts --help (the usage text below).
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: { image: { type: 'string' }, out: { type: 'string', default: './outputs' } },
-});
-const base = (positionals[0] ?? process.env.GRAPHRUN_URL ?? 'http://127.0.0.1:8189').replace(/\/+$/, '');
+const USAGE = `Usage: npx tsx examples/client.ts [base-url] [--image file.png] [--out dir]
+
+Uploads an image, runs a workflow that inverts and scales it, follows the
+job's progress and downloads its outputs.
+
+  base-url        where the service answers, mount prefix included
+                  (default: $GRAPHRUN_URL, else http://127.0.0.1:8189)
+  --image FILE    the input PNG (default: a built-in 8x8 sample)
+  --out DIR       where downloaded outputs are written (default: ./outputs)
+  -h, --help      show this text
+
+Environment:
+  GRAPHRUN_URL    the base URL when none is given
+  GRAPHRUN_TOKEN  sent as "Authorization: Bearer <token>" when set
+`;
+
+function args() {
+  try {
+    const parsed = parseArgs({
+      allowPositionals: true,
+      options: { image: { type: 'string' }, out: { type: 'string', default: './outputs' }, help: { type: 'boolean', short: 'h' } },
+    });
+    if (parsed.values.help) {
+      process.stdout.write(USAGE);
+      process.exit(0);
+    }
+    if (parsed.positionals.length > 1) throw new Error(`expected at most one base-url, got: ${parsed.positionals.join(' ')}`);
+    const base = (parsed.positionals[0] ?? process.env.GRAPHRUN_URL ?? 'http://127.0.0.1:8189').replace(/\/+$/, '');
+    if (!/^https?:\/\//i.test(base) || !URL.canParse(base)) throw new Error(`base-url must be an http(s) URL, got: ${base}`);
+    return { ...parsed, base };
+  } catch (err) {
+    // Wrong arguments are the caller's to fix: say what and how, no stack trace.
+    process.stderr.write(`client: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+const { base, values } = args();
 const auth: Record<string, string> = process.env.GRAPHRUN_TOKEN ? { authorization: `Bearer ${process.env.GRAPHRUN_TOKEN}` } : {};
 // An 8x8 gradient, when no image is given.
 const SAMPLE_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAIAAABLbSncAAAAF0lEQVR4nGNkYFigwMCAiVhABDYwOCUAgQ8CfqwOU9UAAAAASUVORK5CYII=';

@@ -39,6 +39,23 @@ afterAll(async () => {
   await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
 });
 
+describe('examples/client.ts --help', () => {
+  it('prints its usage and exits 0, naming its arguments, environment and default output directory; wrong arguments exit 2', async () => {
+    const help = npxTsx('examples/client.ts', ['--help'], {});
+    const code = await help.exited;
+    const { stdout, stderr } = help.output();
+    expect({ code, stdout, stderr }).toMatchObject({ code: 0 });
+    expect(stdout).toMatch(/^Usage: npx tsx examples\/client\.ts \[base-url\]/);
+    for (const name of ['base-url', '--image', '--out', 'GRAPHRUN_URL', 'GRAPHRUN_TOKEN']) expect(stdout).toContain(name);
+    expect(stdout).toMatch(/--out DIR .*\(default: \.\/outputs\)/);
+
+    // The same text on stderr after the problem, and nothing run.
+    const wrong = npxTsx('examples/client.ts', ['--no-such-option'], {});
+    expect({ code: await wrong.exited, stdout: wrong.output().stdout }).toEqual({ code: 2, stdout: '' });
+    expect(wrong.output().stderr).toMatch(/client: Unknown option '--no-such-option'[^]*Usage: npx tsx examples\/client\.ts/);
+  }, 30_000);
+});
+
 describe.each(['node-mount', 'express'])('examples/%s.ts', (name) => {
   it('serves under /graph beside the app; examples/client.ts runs a job against it and downloads the output', async () => {
     const dir = await mkdtemp(join(tmpdir(), `graphrun-example-${name}-`));

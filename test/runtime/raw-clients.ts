@@ -1,6 +1,7 @@
 // Raw clients of the runtime conformance suite (test/suites/runtime-conformance.ts):
 // requests a fetch client cannot make (cut off, oversized, broken handshakes),
-// a streamed multipart body hashed as it is produced, and job polling.
+// a streamed multipart body hashed as it is produced, polling a job or a
+// video task, and retrying a generation while its account is busy.
 import { request as httpRequest } from 'node:http';
 import { createBLAKE3 } from 'hash-wasm';
 import { expect } from 'vitest';
@@ -30,15 +31,32 @@ export async function hashStream(body: ReadableStream<Uint8Array>): Promise<{ ha
   return { hash: `blake3:${hasher.digest('hex')}`, size };
 }
 
-export async function pollJob(base: string, id: string, headers: Record<string, string> = {}, timeoutMs = 20_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await fetch(`${base}/api/v2/jobs/${id}`, { headers });
+/** GETs `url` (a short pause between tries, `tries` at most) until `done` says its JSON is final; that JSON. */
+export async function pollJson(url: string, done: (body: any) => boolean, headers: Record<string, string> = {}, tries = 1_000): Promise<any> {
+  for (let i = 0; ; i++) {
+    const res = await fetch(url, { headers });
     expect(res.status).toBe(200);
-    const job = await json(res);
-    if (TERMINAL.includes(job.status)) return job;
-    if (Date.now() > deadline) throw new Error(`job ${id} still ${job.status} after ${timeoutMs} ms`);
+    const body = await json(res);
+    if (done(body)) return body;
+    if (i + 1 >= tries) throw new Error(`${url} still not final after ${tries} tries: ${JSON.stringify(body).slice(0, 200)}`);
     await sleep(20);
+  }
+}
+
+export function pollJob(base: string, id: string, headers: Record<string, string> = {}): Promise<any> {
+  return pollJson(`${base}/api/v2/jobs/${id}`, (job) => TERMINAL.includes(job.status), headers);
+}
+
+/**
+ * Sends a request again while it is answered 429: a generation a client just
+ * left may hold its account's slot until the server has seen the socket close.
+ */
+export async function whileBusy(send: () => Promise<Response>, tries = 100): Promise<Response> {
+  for (let i = 1; ; i++) {
+    const res = await send();
+    if (res.status !== 429 || i >= tries) return res;
+    await res.arrayBuffer();
+    await sleep(50);
   }
 }
 

@@ -9,6 +9,9 @@
 //   (the service's `token` option); only the "auth on" block uses it.
 // - The engine is the local one with the built-in nodes (EmptyImage,
 //   SaveImage), the default upload limit (110 MB) or more, and any storage.
+// - The /proxy generation endpoints on their defaults: the local music and
+//   video providers, two music generations per account at once, and no
+//   credits provider (every account may generate).
 // - `base` is the URL the service answers at, mount prefix included and no
 //   trailing slash (e.g. http://127.0.0.1:1234/graph); WebSockets are at `${base}/ws`.
 import { WebSocket } from 'ws';
@@ -18,7 +21,10 @@ import { uploadForm } from '../helpers/harness.ts';
 import { expectJobShape, PNG_SIGNATURE, saveImageWorkflow } from '../helpers/jobs.ts';
 import { eventsOf, SseReader } from '../helpers/sse-client.ts';
 import { connectWs, refusedUpgrade, type WsClient } from '../helpers/ws-client.ts';
-import { abortedUpload, brokenHandshake, hashStream, json, oversizedUpload, pollJob, streamingUpload } from '../runtime/raw-clients.ts';
+import { DEFAULT_MUSIC_CONCURRENCY } from '../../core/proxy/music/generate.ts';
+import { blake3Hash, expectWav, MUSIC_PATH, musicForm, ndjsonEvents } from '../helpers/music.ts';
+import { MULTIFRAME, multiframe, taskPath } from '../helpers/video.ts';
+import { abortedUpload, brokenHandshake, hashStream, json, oversizedUpload, pollJob, pollJson, streamingUpload, whileBusy } from '../runtime/raw-clients.ts';
 
 export interface RuntimeServer {
   /** Where the service answers, mount prefix included, no trailing slash. */
@@ -212,6 +218,82 @@ export function runtimeConformance(label: string, start: StartRuntimeServer, opt
       });
     });
 
+    describe('generation endpoints (/proxy)', () => {
+      const music = (fields: Record<string, string>, init: RequestInit = {}) =>
+        fetch(`${base}${MUSIC_PATH}`, { method: 'POST', body: musicForm(fields), ...init });
+
+      it('streams music as NDJSON lines: a title first, then audio chunks, then the whole WAV described', async () => {
+        const res = await music({ prompt: 'a short calm piano loop', duration: '2' });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toBe('application/x-ndjson');
+        // ndjsonEvents parses every line as JSON as it arrives and checks the body ends on a newline.
+        const events: any[] = [];
+        for await (const { event } of ndjsonEvents(res)) events.push(event);
+        expect(events[0]).toMatchObject({ type: 'title', title: expect.any(String) });
+        const chunks = events.filter((e) => e.type === 'audio_chunk');
+        expect(chunks.length).toBeGreaterThan(1);
+        expect(chunks.map((c) => c.index)).toEqual(chunks.map((_, i) => i));
+        expect(events.at(-1)).toMatchObject({ type: 'complete', chunks: chunks.length });
+        const wav = new Uint8Array(Buffer.concat(chunks.map((c) => Buffer.from(c.data, 'base64'))));
+        expectWav(wav, 2);
+        expect(await blake3Hash(wav)).toBe(events.at(-1).hash);
+      });
+
+      it('stays healthy when a client leaves a music stream after its first chunk', async () => {
+        const abort = new AbortController();
+        const res = await music({ prompt: 'a long drone to walk away from', duration: '60' }, { signal: abort.signal });
+        expect(res.status).toBe(200);
+        const read: string[] = [];
+        for await (const { event } of ndjsonEvents(res)) {
+          read.push(event.type);
+          if (event.type === 'audio_chunk') break;
+        }
+        expect(read).toEqual(['title', 'audio_chunk']);
+        abort.abort();
+
+        // The server let the generation go: the account again runs as many at
+        // once as it may (DEFAULT_MUSIC_CONCURRENCY, two or more), one held
+        // open while the other is served to its end.
+        expect(DEFAULT_MUSIC_CONCURRENCY).toBeGreaterThanOrEqual(2);
+        const holder = new AbortController();
+        const held = await whileBusy(() => music({ prompt: 'held open', duration: '60' }, { signal: holder.signal }));
+        expect(held.status).toBe(200);
+        try {
+          const next = await whileBusy(() => music({ prompt: 'after the walk-out', duration: '1' }));
+          expect(next.status).toBe(200);
+          const types: string[] = [];
+          for await (const { event } of ndjsonEvents(next)) types.push(event.type);
+          expect(types[0]).toBe('title');
+          expect(types.at(-1)).toBe('complete');
+          expect(types.slice(1, -1).every((t) => t === 'audio_chunk')).toBe(true);
+        } finally {
+          holder.abort();
+        }
+        await expectEnvelope(await fetch(`${base}/api/v2/jobs/${crypto.randomUUID()}`), 404, 'not_found');
+      });
+
+      it('creates a multi-frame video task from two PNG key frames, polled to success, its APNG downloadable', async () => {
+        const res = await fetch(`${base}${MULTIFRAME}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(multiframe()),
+        });
+        const created = await json(res);
+        expect({ status: res.status, body: created }).toMatchObject({
+          status: 200,
+          body: { state: 'created', task_id: expect.stringMatching(UUID), credits: expect.any(Number) },
+        });
+        const task = await pollJson(`${base}${taskPath(created.task_id)}`, (t) => t.state === 'success' || t.state === 'failed');
+        expect(task).toMatchObject({ task_id: created.task_id, state: 'success', output: { content_type: 'image/apng' } });
+        expect(task.output.url.startsWith(`${base}/`)).toBe(true);
+        const video = await fetch(task.output.url);
+        expect(video.status).toBe(200);
+        const bytes = new Uint8Array(await video.arrayBuffer());
+        expect([...bytes.subarray(0, 8)]).toEqual(PNG_SIGNATURE);
+        expect(bytes.length).toBe(task.output.size_bytes);
+      });
+    });
+
     describe('cloud surface and /ws', () => {
       let c: WsClient;
       afterAll(() => c?.close());
@@ -279,6 +361,24 @@ export function runtimeConformance(label: string, start: StartRuntimeServer, opt
         await expectEnvelope(wrong, 401, 'unauthorized');
         const ok = await fetch(`${guarded.base}/api/v2/jobs/${crypto.randomUUID()}`, { headers: { authorization: `Bearer ${token}` } });
         await expectEnvelope(ok, 404, 'not_found');
+      });
+
+      it('refuses the generation endpoints without the token (401, each surface its shape) and serves them with it', async () => {
+        const bearer = { authorization: `Bearer ${token}` };
+        const music = (headers: Record<string, string>) =>
+          fetch(`${guarded.base}${MUSIC_PATH}`, { method: 'POST', headers, body: musicForm({ prompt: 'guarded', duration: '1' }) });
+        const refused = await music({});
+        expect({ status: refused.status, body: await json(refused) }).toMatchObject({ status: 401, body: { detail: { code: 'unauthorized' } } });
+        const served = await music(bearer);
+        expect(served.status).toBe(200);
+        const types: string[] = [];
+        for await (const { event } of ndjsonEvents(served)) types.push(event.type);
+        expect([types[0], types.at(-1)]).toEqual(['title', 'complete']);
+
+        const task = `${guarded.base}${taskPath(crypto.randomUUID())}`;
+        const none = await fetch(task);
+        expect({ status: none.status, body: await json(none) }).toMatchObject({ status: 401, body: { message: expect.any(String), details: [] } });
+        expect((await fetch(task, { headers: bearer })).status).toBe(404);
       });
 
       it('refuses /ws with a bad token or none (401, cloud shape) and accepts the right one', async () => {
