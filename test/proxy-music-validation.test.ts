@@ -111,6 +111,35 @@ describe.each(MODES)('music form bounds (%s)', (mode) => {
       form.append('attachment', new Blob([new Uint8Array(70 * 1024)]), 'big.bin');
       expect(await expectMusicError(await h.fetch(MUSIC_PATH, { method: 'POST', body: form }), 400, 'bad_request')).toMatch(/65536 bytes/);
     });
+    describe('over 64 KiB in its prompt is a 400 however its length is sent', () => {
+      const boundary = 'b0undary';
+      const formBytes = (prompt: string) =>
+        new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="prompt"\r\n\r\n${prompt}\r\n--${boundary}--\r\n`);
+      const contentType = `multipart/form-data; boundary=${boundary}`;
+      /** The bytes as a stream of 4 KiB chunks: no Content-Length, chunked through a real server. */
+      const chunked = (bytes: Uint8Array) =>
+        new ReadableStream<Uint8Array>({
+          start(c) {
+            for (let i = 0; i < bytes.length; i += 4096) c.enqueue(bytes.slice(i, i + 4096));
+            c.close();
+          },
+        });
+
+      it('with Content-Length', async () => {
+        const body = formBytes('a'.repeat(70 * 1024));
+        const res = await h.fetch(MUSIC_PATH, { method: 'POST', body, headers: { 'content-type': contentType, 'content-length': String(body.length) } });
+        expect(await expectMusicError(res, 400, 'bad_request')).toBe('The form is larger than 65536 bytes.');
+      });
+      it('chunked, without Content-Length', async () => {
+        const res = await h.fetch(MUSIC_PATH, { method: 'POST', body: chunked(formBytes('a'.repeat(70 * 1024))), headers: { 'content-type': contentType } });
+        expect(await expectMusicError(res, 400, 'bad_request')).toBe('The form is larger than 65536 bytes.');
+      });
+      it('while a chunked form under the limit is read as usual (a 422 for a long prompt, 200 for a good one)', async () => {
+        const long = await h.fetch(MUSIC_PATH, { method: 'POST', body: chunked(formBytes('a'.repeat(20_000))), headers: { 'content-type': contentType } });
+        expect(await expectMusicError(long, 422, 'validation_error')).toBe('prompt: must be at most 2000 characters');
+        await expectAccepted(await h.fetch(MUSIC_PATH, { method: 'POST', body: chunked(formBytes('calm piano')), headers: { 'content-type': contentType } }));
+      });
+    });
     it('has no other method', async () => {
       const res = await h.fetch(MUSIC_PATH);
       expect(res.status).toBe(405);

@@ -1,10 +1,16 @@
 // POST /proxy/videogen/multiframe refusals: every bound of every field, all
 // problems of a body at once (one detail each), the outbound URL policy,
-// the local provider's own limit, then 401 and 402 in the surface's
+// the local provider's own limits (PNG only, key-frame size from the header,
+// refused before any charge), then 401 and 402 in the surface's
 // `{message, details}` body, in process and through a real server.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreditsProvider } from '../core/jobs/credits.ts';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';
+import { concatBytes } from '../core/bytes.ts';
+import { TASK_STATES } from '../core/proxy/video/states.ts';
+import { PNG_SIGNATURE, writeChunk } from '../engine/local/png/chunks.ts';
+import { createMemoryStorage } from '../storage/memory/index.ts';
+import { recordingCredits } from './helpers/credits.ts';
 import { b64, BLUE, createTask, GREEN, multiframe, postTask, RED, taskPath } from './helpers/video.ts';
 
 const INVALID = 'The request is not valid.';
@@ -185,6 +191,18 @@ describe.each(MODES)('multiframe validation (%s)', (mode) => {
     expect(await refused(h, multiframe({ start_image: jpeg }))).toEqual(['start_image: the local generator reads PNG images only, not JPEG']);
   });
 
+  it('counts payload and prompt characters as code points: 🎬 is one', async () => {
+    const edge = await createTask(h, multiframe({ payload: '🎬'.repeat(1_048_576), image_settings: frames(2, { prompt: '🎬'.repeat(2000) }) }));
+    expect(edge.payload).toBe('🎬'.repeat(1_048_576));
+    expect(edge.image_settings[0].prompt).toBe('🎬'.repeat(2000));
+    expect(await refused(h, multiframe({ payload: '🎬'.repeat(1_048_577) }))).toEqual(['payload: must be at most 1048576 characters']);
+    expect(await refused(h, multiframe({ payload: `${'🎬'.repeat(1_048_575)}ab` }))).toEqual(['payload: must be at most 1048576 characters']);
+    expect(await refused(h, multiframe({ image_settings: frames(2, { prompt: '🎬'.repeat(2001) }) }))).toEqual([
+      'image_settings[0].prompt: must be at most 2000 characters',
+      'image_settings[1].prompt: must be at most 2000 characters',
+    ]);
+  });
+
   it('answers bodies that are not a JSON object with 400 in the same shape', async () => {
     for (const [body, type] of [['{"model":', 'application/json'], ['[1,2]', 'application/json'], ['null', 'application/json'], ['model=x', 'application/x-www-form-urlencoded']]) {
       const res = await postTask(h, body, { 'content-type': type });
@@ -199,6 +217,71 @@ describe.each(MODES)('multiframe validation (%s)', (mode) => {
     const res = await h.fetch(taskPath('00000000-0000-4000-8000-000000000000'));
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ message: 'No video task with this id.', details: [] });
+  });
+});
+
+/** A PNG of `width` x `height` as its header declares it, with a few bytes of image data (decoding it would fail). */
+function declaredPng(width: number, height: number, { colorType = 2, ihdrType = 'IHDR' } = {}): string {
+  const ihdr = new Uint8Array(13);
+  new DataView(ihdr.buffer).setUint32(0, width);
+  new DataView(ihdr.buffer).setUint32(4, height);
+  ihdr.set([8, colorType, 0, 0, 0], 8);
+  return b64(concatBytes([PNG_SIGNATURE, writeChunk(ihdrType, ihdr), writeChunk('IDAT', Uint8Array.of(0x78, 0x9c, 3, 0)), writeChunk('IEND', new Uint8Array(0))]));
+}
+
+describe.each(MODES)('local key frame headers (%s)', (mode) => {
+  let h: Harness;
+  const storage = createMemoryStorage();
+  const credits = recordingCredits();
+  const tasks = () => storage.metadata.listVideoTasksByState([...TASK_STATES], 100);
+  beforeAll(async () => {
+    h = await startHarness(mode, { storage, credits: credits.provider });
+  });
+  afterAll(() => h.close());
+
+  it('refuses a base64 PNG declaring a size beyond the key-frame limits, or a broken header, with 400 before charging', async () => {
+    const broken = new Uint8Array(64);
+    broken.set(PNG_SIGNATURE);
+    const badCrc = Uint8Array.from(Buffer.from(declaredPng(4, 4), 'base64'));
+    badCrc[29] ^= 0xff;
+    const details = await refused(
+      h,
+      multiframe({
+        start_image: `data:image/png;base64,${declaredPng(60_000, 60_000)}`,
+        image_settings: [
+          { key_image: RED },
+          { key_image: declaredPng(8193, 1) },
+          { key_image: declaredPng(4097, 4097) },
+          { key_image: b64(broken) },
+          { key_image: declaredPng(4, 4, { ihdrType: 'IDAT' }) },
+          { key_image: b64(badCrc) },
+          { key_image: declaredPng(4, 4, { colorType: 5 }) },
+          { key_image: BLUE },
+        ],
+      }),
+    );
+    const limit = 'beyond the limit of 8192 per side and 16777216 pixels';
+    expect(details).toEqual([
+      `start_image: PNG is 60000x60000, ${limit}`,
+      `image_settings[1].key_image: PNG is 8193x1, ${limit}`,
+      `image_settings[2].key_image: PNG is 4097x4097, ${limit}`,
+      'image_settings[3].key_image: the PNG does not start with a valid IHDR header',
+      'image_settings[4].key_image: the PNG does not start with a valid IHDR header',
+      'image_settings[5].key_image: PNG chunk IHDR has a CRC mismatch',
+      'image_settings[6].key_image: PNG colour type 5 is not valid',
+    ]);
+    // Line breaks in the base64 do not hide the header.
+    const wrapped = declaredPng(60_000, 60_000).replace(/.{76}/g, '$&\r\n');
+    expect(await refused(h, multiframe({ image_settings: [{ key_image: RED }, { key_image: wrapped }] }))).toEqual([`image_settings[1].key_image: PNG is 60000x60000, ${limit}`]);
+    expect(credits.charges).toEqual([]);
+    expect(await tasks()).toEqual([]);
+  });
+
+  it('takes key frames at the limits (8192 per side, 16777216 pixels), charged and stored as a task', async () => {
+    const [charged, stored] = [credits.charges.length, (await tasks()).map((t) => t.id)];
+    const task = await createTask(h, multiframe({ image_settings: [{ key_image: declaredPng(8192, 2048), duration: 1 }, { key_image: declaredPng(2048, 8192), duration: 1 }] }));
+    expect(credits.charges.slice(charged)).toEqual([['local', task.credits, 'multi-frame video']]);
+    expect((await tasks()).map((t) => t.id).sort()).toEqual([...stored, task.task_id].sort());
   });
 });
 

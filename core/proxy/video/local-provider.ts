@@ -6,6 +6,7 @@
 import type { UrlPolicy } from '../../../engine/local/net/url-guard.ts';
 import { base64RefKind, isUrlRef, loadImageRef } from '../../../engine/local/video/image-ref.ts';
 import { prepareKeyFrame, renderMultiframe } from '../../../engine/local/video/render.ts';
+import { pngKeyFrameProblem } from './key-frame-header.ts';
 import { MAX_IMAGE_BYTES } from './limits.ts';
 import type { ProviderTaskState, VideoProvider, VideoRequest } from './provider.ts';
 
@@ -88,7 +89,8 @@ export function createLocalVideoProvider(opts: LocalVideoOptions): LocalVideoPro
       refs.forEach((ref, i) => {
         if (isUrlRef(ref)) return;
         const kind = base64RefKind(ref);
-        if (kind && kind !== 'png') problems.push(`${anchorField(i, hasStart)}: the local generator reads PNG images only, not ${kind.toUpperCase()}`);
+        const problem = kind === 'png' ? pngKeyFrameProblem(ref) : kind && `the local generator reads PNG images only, not ${kind.toUpperCase()}`;
+        if (problem) problems.push(`${anchorField(i, hasStart)}: ${problem}`);
       });
       return problems;
     },

@@ -20,6 +20,13 @@ const imageRef = v.pipe(
   ),
 );
 
+/** A string of at most `max` characters (code points, as the README counts them; valibot's maxLength counts UTF-16 units). */
+const maxChars = (max: number) =>
+  v.pipe(
+    v.string('must be a string'),
+    v.check((s: string) => !L.overMaxChars(s, max), `must be at most ${max} characters`),
+  );
+
 const httpUrl = v.pipe(
   v.string('must be a string'),
   v.maxLength(L.MAX_URL_CHARS, `must be at most ${L.MAX_URL_CHARS} characters`),
@@ -37,7 +44,7 @@ const frameSetting = v.object(
       ),
       L.DEFAULT_DURATION,
     ),
-    prompt: v.optional(v.pipe(v.string('must be a string'), v.maxLength(L.MAX_PROMPT_CHARS, `must be at most ${L.MAX_PROMPT_CHARS} characters`)), ''),
+    prompt: v.optional(maxChars(L.MAX_PROMPT_CHARS), ''),
   },
   'must be an object',
 );
@@ -51,7 +58,7 @@ export const MultiframeBody = v.object(
     ),
     model: v.picklist(VIDEO_MODELS, `must be one of ${VIDEO_MODELS.join(', ')}`),
     resolution: v.optional(v.picklist(VIDEO_RESOLUTIONS, `must be one of ${VIDEO_RESOLUTIONS.join(', ')}`), '720p'),
-    payload: v.optional(v.pipe(v.string('must be a string'), v.maxLength(L.MAX_PAYLOAD_CHARS, `must be at most ${L.MAX_PAYLOAD_CHARS} characters`)), ''),
+    payload: v.optional(maxChars(L.MAX_PAYLOAD_CHARS), ''),
     start_image: v.optional(imageRef),
     callback_url: v.optional(httpUrl),
   },
