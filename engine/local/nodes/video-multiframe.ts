@@ -8,7 +8,7 @@
 import { toBase64 } from '../../../core/base64.ts';
 import { pause } from '../../../core/pause.ts';
 import { videoCredits } from '../../../core/proxy/video/credits.ts';
-import { DEFAULT_DURATION, MAX_DURATION, MAX_FRAMES, MAX_PROMPT_CHARS, MIN_DURATION, MIN_FRAMES } from '../../../core/proxy/video/limits.ts';
+import { DEFAULT_DURATION, MAX_DURATION, MAX_FRAMES, MAX_PROMPT_CHARS, MIN_DURATION, MIN_FRAMES, overMaxChars } from '../../../core/proxy/video/limits.ts';
 import { VIDEO_MODELS, VIDEO_RESOLUTIONS, VideoProviderError, type VideoProvider, type VideoRequest } from '../../../core/proxy/video/provider.ts';
 import { defineNode, type NodeRunContext } from '../define-node.ts';
 import { imageBatchToPng } from '../png/index.ts';
@@ -72,7 +72,7 @@ export const videogenMultiframe = defineNode({
     const resolution = String(inputs.resolution) as VideoRequest['resolution'];
     const lines = String(inputs.prompt ?? '').split('\n');
     const prompts = Array.from({ length: images.count }, (_, i) => (lines[Math.min(i, lines.length - 1)] ?? '').trim());
-    if (prompts.some((p) => p.length > MAX_PROMPT_CHARS)) throw new PartnerValidationError(`prompt: a line is at most ${MAX_PROMPT_CHARS} characters`);
+    if (prompts.some((p) => overMaxChars(p, MAX_PROMPT_CHARS))) throw new PartnerValidationError(`prompt: a line is at most ${MAX_PROMPT_CHARS} characters`);
 
     const partner = ctx.partner;
     const provider = partner?.provider('video') as VideoProvider | undefined;
