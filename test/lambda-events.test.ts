@@ -2,7 +2,8 @@
 // documents (test/fixtures/lambda), invoked in process in front of the real
 // service: the documented events become the right Requests, and JSON,
 // multipart binary uploads and downloads, repeated query keys, cookies, HEAD
-// and error envelopes round-trip in the result shape each integration wants.
+// and error envelopes round-trip in the result shape each integration wants;
+// a path handed over decoded keeps its `?` and `#` as part of the path.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLambdaHandler, eventToRequest, detectEvent, type FetchService } from '../adapters/lambda/index.ts';
 import { createService, silentLogger, type Service } from '../core/index.ts';
@@ -10,13 +11,13 @@ import { createMemoryStorage } from '../storage/memory/index.ts';
 import { blake3Of, concatBytes, expectEnvelope, randomBytes, trickyPayload } from './helpers/assets.ts';
 import { uploadForm, type Harness } from './helpers/harness.ts';
 import { withHeaders } from './helpers/jobs.ts';
-import { eventFor, fixture, FIXTURE_KINDS, lambdaHarness, ORIGIN, responseOf, testContext, type FixtureKind } from './helpers/lambda-events.ts';
+import { callOf, eventFor, fixture, FIXTURE_KINDS, lambdaHarness, ORIGIN, responseOf, testContext, type FixtureKind } from './helpers/lambda-events.ts';
 
 const TOKEN = 'lambda-secret';
 
 /**
  * The real service, plus what a test needs to see the conversion itself:
- * `/probe` answers with the Request as the service would get it, and an
+ * `/probe` (and any path under it) answers with the Request as the service would get it, and an
  * `x-set-cookies` header (a JSON list) adds Set-Cookie fields to the
  * service's own answer (the service sets no cookies of its own).
  */
@@ -24,7 +25,7 @@ function withProbe(service: Service): FetchService {
   return {
     async fetch(request: Request, options?: { mountPrefix?: string }) {
       const url = new URL(request.url);
-      if (url.pathname === '/probe') {
+      if (url.pathname === '/probe' || url.pathname.startsWith('/probe/')) {
         return Response.json({
           url: request.url,
           method: request.method,
@@ -223,6 +224,33 @@ describe.each(FIXTURE_KINDS)('through %s', (kind) => {
     const wrong = await h.fetch('/api/v2/jobs', { method: 'PUT', body: '{}', headers: { 'content-type': 'application/json' } });
     expect(wrong.headers.get('allow')).toBe('POST');
     await expectEnvelope(wrong, 405, 'method_not_allowed');
+  });
+
+  /** The event of a GET whose path arrives decoded (an HTTP API decodes `rawPath`, a REST API `path`), with the query q=1. */
+  async function decodedPathEvent(path: string): Promise<any> {
+    const call = await callOf(new Request(`${ORIGIN[kind]}/placeholder?q=1`, { headers: { authorization: `Bearer ${TOKEN}` } }));
+    const event = eventFor(kind, call);
+    if (kind === 'http-api-v2' || kind === 'function-url') Object.assign(event, { rawPath: path }).requestContext.http.path = path;
+    else if (kind === 'rest-api-v1') Object.assign(event, { path }).requestContext.path = path;
+    else event.path = path;
+    return event;
+  }
+
+  it('a decoded path: `?` and `#` stay in the path, the query is the event\'s, encoded paths unchanged', async () => {
+    const seenAt = async (path: string) => (await responseOf(kind, await handler(await decodedPathEvent(path), testContext())).json()) as any;
+    const seen = await seenAt('/probe/what?is#this');
+    expect(seen.url).toBe(`${ORIGIN[kind]}/probe/what%3Fis%23this?q=1`);
+    expect(seen.query).toEqual([['q', '1']]);
+    // Blanks, backslashes and a bare '%' would be trimmed, turned into '/' or fail to decode; an escape stays one.
+    expect((await seenAt('/probe/a b\\c%d%2Fe ')).url).toBe(`${ORIGIN[kind]}/probe/a%20b%5Cc%25d%2Fe%20?q=1`);
+  });
+
+  it('a decoded path: an asset id followed by `?` or `#` is another id (404), not the asset', async () => {
+    const found = responseOf(kind, await handler(await decodedPathEvent(`/api/v2/assets/${asset.id}`), testContext()));
+    expect(found.status).toBe(200);
+    for (const path of [`/api/v2/assets/${asset.id}?x=1`, `/api/v2/assets/${asset.id}#x`]) {
+      await expectEnvelope(responseOf(kind, await handler(await decodedPathEvent(path), testContext())), 404, 'not_found');
+    }
   });
 
   it('the event of each request was the kind under test', () => {

@@ -84,6 +84,16 @@ interface Parts {
   stagePrefix?: string;
 }
 
+// What the URL parser would take for syntax in a path API Gateway handed over
+// decoded: `?` and `#` (a query, a fragment), `\` (a slash, in an https
+// URL), blanks and control characters (trimmed at the end, tabs and newlines
+// dropped anywhere), and a `%` that starts no escape. An encoded path has none
+// of them, so it goes on unchanged; the parser encodes anything else itself.
+const PATH_SYNTAX = /[\u0000-\u0020\u007f?#\\]|%(?![0-9A-Fa-f]{2})/g;
+
+/** The path as the service must see it in a URL, percent-encoded where the URL parser would read syntax. */
+const encodePathSyntax = (path: string): string => path.replace(PATH_SYNTAX, (c) => encodeURIComponent(c));
+
 function build(parts: Parts, event: { body?: unknown; isBase64Encoded?: unknown }, opts: EventRequestOptions): EventRequest {
   const { headers, query } = parts;
   const verb = requireString(parts.method, 'HTTP method');
@@ -103,7 +113,7 @@ function build(parts: Parts, event: { body?: unknown; isBase64Encoded?: unknown 
   headers.delete('transfer-encoding');
   if (body !== null) headers.set('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
   else headers.delete('content-length');
-  const url = `${origin(headers, parts.domainName)}${target}${query ? `?${query}` : ''}`;
+  const url = `${origin(headers, parts.domainName)}${encodePathSyntax(target)}${query ? `?${query}` : ''}`;
   try {
     return { request: new Request(url, { method: verb, headers, body, signal: opts.signal }), mountPrefix };
   } catch (err) {
