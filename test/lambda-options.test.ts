@@ -1,16 +1,19 @@
 // What the Lambda handlers do around the conversion: the path prefix a REST
 // API stage or a configured base path adds (links carry it), the invocation's
 // deadline closing a live stream in time, results too large to return, and a
-// failing service, all answered in the envelope without a throw.
+// failing service, all answered in the envelope without a throw; music
+// generation, refused by the buffered handler before anything is charged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLambdaHandler, createLambdaStreamHandler } from '../adapters/lambda/index.ts';
 import { createService, silentLogger, type Logger, type Service } from '../core/index.ts';
+import { recordingCredits } from './helpers/credits.ts';
+import { expectMusicError, musicForm, MUSIC_PATH, readMusic } from './helpers/music.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 import { expectEnvelope, randomBytes } from './helpers/assets.ts';
 import { uploadForm } from './helpers/harness.ts';
 import { saveImageWorkflow, submitOk } from './helpers/jobs.ts';
-import { callOf, eventFor, lambdaHarness, responseOf, testContext } from './helpers/lambda-events.ts';
-import { installFakeRuntime, invokeStreaming, removeFakeRuntime, type StreamHandler } from './helpers/lambda-runtime.ts';
+import { callOf, eventFor, FIXTURE_KINDS, lambdaHarness, responseOf, testContext } from './helpers/lambda-events.ts';
+import { installFakeRuntime, invokeStreaming, removeFakeRuntime, streamingHarness, type StreamHandler } from './helpers/lambda-runtime.ts';
 import { eventsOf, SseReader } from './helpers/sse-client.ts';
 
 let service: Service;
@@ -110,5 +113,53 @@ describe('failures', () => {
     const body = await expectEnvelope(res, 500, 'upstream_error');
     expect(JSON.stringify(body)).not.toContain('fire');
     expect(logged.join('\n')).toContain('database on fire');
+  });
+});
+
+describe('music generation', () => {
+  const credits = recordingCredits();
+  const auth = { authorization: 'Bearer key-alice' };
+  let music: Service;
+  beforeAll(async () => {
+    music = await createService({
+      storage: createMemoryStorage(),
+      logger: silentLogger,
+      sweepIntervalMs: 0,
+      accounts: [{ id: 'alice', apiKeys: ['key-alice'] }],
+      credits: credits.provider,
+    });
+  });
+  afterAll(() => music?.close());
+
+  // A minute of audio is more than a buffered result can carry; charged first, it would be paid for and never received.
+  it.each(FIXTURE_KINDS)('buffered (%s): 400 in the music shape, pointing to the streaming handler, nothing charged', async (kind) => {
+    credits.charges.length = 0;
+    const h = lambdaHarness(kind, createLambdaHandler(music, { logger: silentLogger }), music);
+    const res = await h.fetch(MUSIC_PATH, { method: 'POST', body: musicForm({ prompt: 'a long piano piece', duration: '60' }), headers: auth });
+    expect(await expectMusicError(res, 400, 'bad_request')).toMatch(/streamHandler/);
+    expect(credits.charges).toEqual([]);
+  });
+
+  it('buffered under a base path: refused the same', async () => {
+    credits.charges.length = 0;
+    const h = lambdaHarness('http-api-v2', createLambdaHandler(music, { logger: silentLogger, basePath: '/prod' }), music);
+    const res = await h.fetch(`/prod${MUSIC_PATH}`, { method: 'POST', body: musicForm({ prompt: 'piano', duration: '5' }), headers: auth });
+    await expectMusicError(res, 400, 'bad_request');
+    expect(credits.charges).toEqual([]);
+  });
+
+  it('streaming: music is generated, charged and streamed as before', async () => {
+    installFakeRuntime();
+    try {
+      credits.charges.length = 0;
+      const handler = createLambdaStreamHandler(music, { logger: silentLogger }) as unknown as StreamHandler;
+      const h = streamingHarness('function-url', handler, music);
+      const res = await h.fetch(MUSIC_PATH, { method: 'POST', body: musicForm({ prompt: 'piano', duration: '2' }), headers: auth });
+      const out = await readMusic(res);
+      expect(out.complete).toBeDefined();
+      expect(credits.charges).toEqual([['alice', 1, 'music generation']]);
+    } finally {
+      removeFakeRuntime();
+    }
   });
 });
