@@ -23,17 +23,19 @@ function run(command: string, args: string[], env: Record<string, string> = {}) 
 describe('MetadataStore conformance on runtime SQLite drivers', () => {
   it('bun:sqlite passes every case under bun test', () => {
     const { status, output } = run(join(ROOT, 'node_modules/.bin/bun'), ['test', './test/runtime/bun-sqlite-store.ts']);
-    expect({ status, tail: output.slice(-2000) }).toMatchObject({ status: 0 });
+    expect(status, output.slice(-4000)).toBe(0);
     const pass = Number(/(\d+) pass/.exec(output)?.[1]);
     expect(pass).toBeGreaterThanOrEqual(40);
     expect(/(\d+) fail/.exec(output)?.[1]).toBe('0');
     expect(output).not.toMatch(/\d+ skip/);
   });
 
-  it('node:sqlite passes every case under vitest on Deno', () => {
+  // Tried a second time: a nested Deno + vitest run once exited 1 on a loaded
+  // machine where every case passes on its own; the output of a failure is shown whole.
+  it('node:sqlite passes every case under vitest on Deno', { retry: 1 }, () => {
     const args = ['run', '-A', ...DENO_OFFLINE, 'node_modules/vitest/vitest.mjs', 'run', '--config', 'test/runtime/vitest.deno.config.ts'];
     const { status, output } = run(DENO, args, DENO_ENV);
-    expect({ status, tail: output.slice(-2000) }).toMatchObject({ status: 0 });
+    expect(status, output.slice(-4000)).toBe(0);
     const passed = /Tests\s+(\d+) passed \((\d+)\)/.exec(output);
     expect(passed, output.slice(-2000)).not.toBeNull();
     // Every case ran and passed: nothing failed, nothing skipped.
