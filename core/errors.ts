@@ -3,6 +3,7 @@
 // that escapes becomes a 500 `upstream_error` whose detail goes to the log only.
 import { EngineNotReadyError } from '../engine/types.ts';
 import type { Logger } from './types.ts';
+import { errorText } from './log.ts';
 
 /** Every code the v2 surface can answer with, and its status. */
 export const ERROR_STATUS = {
@@ -84,7 +85,7 @@ export function toErrorResponse(err: unknown, logger: Logger, context: Record<st
   if (known) return errorResponse(known);
   logger.error('unhandled error', {
     ...context,
-    error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+    error: errorText(err),
   });
   return errorResponse(new ApiError('upstream_error', GENERIC_500));
 }

@@ -13,3 +13,6 @@ export const consoleLogger: Logger = {
 };
 
 export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
+
+/** What a log line says of a thrown value: its stack where it has one. */
+export const errorText = (err: unknown): string => (err instanceof Error ? (err.stack ?? err.message) : String(err));

@@ -11,6 +11,7 @@ import { cloudError } from './cloud/respond.ts';
 import { serverFeatures } from './cloud/system.ts';
 import { createConnections, queueRemaining, statusFrame } from './ws/connections.ts';
 import { jsonFrame } from './ws/frames.ts';
+import { errorText } from './log.ts';
 
 export interface WebSocketHookOptions {
   /** Unsent bytes a peer may have before it is closed (1008). Default 8 MiB. */
@@ -59,7 +60,7 @@ export function createWebSocketHooks(ctx: ServiceContext, opts: WebSocketHookOpt
         return { accept: true, context };
       } catch (err) {
         if (err instanceof ApiError) return cloudError(err);
-        ctx.logger.error('websocket upgrade failed', { url: request.url, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+        ctx.logger.error('websocket upgrade failed', { url: request.url, error: errorText(err) });
         return cloudError(new ApiError('upstream_error', 'The service could not open the connection. Try again later.'));
       }
     },

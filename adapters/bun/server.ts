@@ -2,7 +2,7 @@
 // requests go to `service.fetch` as they are; WebSocket upgrades ask the
 // service first, then Bun's native socket events are wired to its hooks.
 import { envelope } from '../../core/errors.ts';
-import { consoleLogger } from '../../core/log.ts';
+import { consoleLogger, errorText } from '../../core/log.ts';
 import type { Logger, Service, WsPeer } from '../../core/types.ts';
 import { bunGlobal, type BunServeOptions, type BunServer, type BunServerWebSocket } from './bun-types.ts';
 
@@ -70,7 +70,7 @@ export function bunHandlers(service: Service, opts: BunHandlerOptions = {}): Bun
     try {
       fn(ws.data.peer!);
     } catch (err) {
-      logger.error(`websocket ${hook} hook failed`, { peer: ws.data.peer?.id, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+      logger.error(`websocket ${hook} hook failed`, { peer: ws.data.peer?.id, error: errorText(err) });
     }
   };
   return {

@@ -3,7 +3,7 @@
 // service first, then Deno.upgradeWebSocket's socket events drive its hooks.
 // Deno has no per-server cap on client message size; the core ignores large ones.
 import { envelope } from '../../core/errors.ts';
-import { consoleLogger } from '../../core/log.ts';
+import { consoleLogger, errorText } from '../../core/log.ts';
 import type { Logger, Service, WsPeer } from '../../core/types.ts';
 import { denoGlobal, type DenoHttpServer, type DenoWebSocket } from './deno-types.ts';
 
@@ -54,7 +54,7 @@ export function denoHandler(service: Service, opts: DenoHandlerOptions = {}): De
       try {
         fn();
       } catch (err) {
-        logger.error(`websocket ${hook} hook failed`, { peer: peer.id, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+        logger.error(`websocket ${hook} hook failed`, { peer: peer.id, error: errorText(err) });
       }
     };
     socket.binaryType = 'arraybuffer';
@@ -108,7 +108,7 @@ export async function serve(service: Service, opts: ServeOptions = {}): Promise<
       signal: abort.signal,
       onListen: (addr) => listening(addr.port),
       onError(err) {
-        logger.error('deno adapter: request failed', { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+        logger.error('deno adapter: request failed', { error: errorText(err) });
         return Response.json(envelope('upstream_error', 'The service could not complete the request. Try again later.'), { status: 500 });
       },
     },

@@ -3,6 +3,7 @@
 // failure around the service (500, generic message; the detail goes to the
 // log only).
 import { adapterErrorResponse } from '../../core/surface-errors.ts';
+import { errorText } from '../../core/log.ts';
 
 /** The event cannot be turned into a Request; the message says why (it names no internals). */
 export class MalformedEventError extends Error {
@@ -14,5 +15,5 @@ export class MalformedEventError extends Error {
 export const errorResponse = (status: 400 | 500, message?: string, path = ''): Response => adapterErrorResponse(status, path, message);
 
 export function errorFields(err: unknown): Record<string, unknown> {
-  return { error: err instanceof Error ? (err.stack ?? err.message) : String(err) };
+  return { error: errorText(err) };
 }

@@ -9,6 +9,7 @@ import type { ServiceContext } from '../context.ts';
 import { ApiError, knownError, type ErrorCode } from '../errors.ts';
 import type { WorkflowProblem } from '../jobs/enqueue.ts';
 import { cloudError } from './respond.ts';
+import { errorText } from '../log.ts';
 
 export type RefNodeErrors = Record<string, NodeErrors>;
 
@@ -83,7 +84,7 @@ export function promptErrorResponse(err: unknown, ctx: ServiceContext, request: 
     ctx.logger.error('unhandled error', {
       method: request.method,
       url: request.url,
-      error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+      error: errorText(err),
     });
     err = new ApiError('upstream_error', GENERIC_500);
   }

@@ -5,6 +5,7 @@
 import type { ServiceContext } from '../context.ts';
 import { ApiError, knownError, type ErrorCode } from '../errors.ts';
 import type { Logger } from '../types.ts';
+import { errorText } from '../log.ts';
 
 export type CloudHandler = (request: Request, ctx: ServiceContext, params: Record<string, string>) => Promise<Response>;
 export type CloudRoute = [method: string, path: string, handler: CloudHandler];
@@ -30,7 +31,7 @@ export function cloudError(err: ApiError): Response {
 export function cloudErrorResponse(err: unknown, logger: Logger, context: Record<string, unknown>): Response {
   const known = knownError(err);
   if (known) return cloudError(known);
-  logger.error('unhandled error', { ...context, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+  logger.error('unhandled error', { ...context, error: errorText(err) });
   return cloudError(new ApiError('upstream_error', GENERIC_500));
 }
 

@@ -13,6 +13,7 @@ import type { ServiceContext } from '../context.ts';
 import { createSseStream, SSE_HEADERS } from './sse.ts';
 import { isTerminal, type JobStatus } from './state-machine.ts';
 import { findOwnJob, isRetained, jobView, outputView } from './view.ts';
+import { errorText } from '../log.ts';
 
 const ROW_POLL_MS = 1000;
 /** Bytes a stream may have unread before snapshot frames are skipped. */
@@ -43,7 +44,7 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
     chain = chain
       .then(() => (sse.closed ? undefined : work()))
       .catch((err: unknown) => {
-        ctx.logger.error('job event stream failed', { job_id: job.id, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+        ctx.logger.error('job event stream failed', { job_id: job.id, error: errorText(err) });
         finish();
       });
   };

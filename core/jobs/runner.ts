@@ -16,6 +16,7 @@ import { EXPIRED_ERROR, INTERRUPTED_ERROR, jobError } from './job-errors.ts';
 import { transition } from './state-machine.ts';
 import { createThrottle } from './throttle.ts';
 import { countNodesToRun, resolveAssetRefs } from './workflow-check.ts';
+import { errorText } from '../log.ts';
 
 /** Why a running job's signal was aborted. */
 export class JobAbort extends Error {
@@ -84,7 +85,7 @@ function errorRecord(err: ExecutionError): Record<string, unknown> {
 export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<void> {
   const { ctx, engine, hub, active, extraData } = deps;
   const log = (message: string, job: JobRecord, err: unknown) =>
-    ctx.logger.error(message, { job_id: job.id, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    ctx.logger.error(message, { job_id: job.id, error: errorText(err) });
 
   /** Ends the row; returns the status it ended in (null when another writer moved it first). */
   async function settle(job: JobRecord, outcome: Outcome, tracker: ProgressTracker): Promise<{ status: string; error: Record<string, unknown> | null } | null> {

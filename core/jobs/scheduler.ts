@@ -26,7 +26,7 @@
 // own. Queue depth in `admit` is a count then an insert elsewhere, so
 // concurrent submissions may overshoot the bound by their number.
 import { ApiError } from '../errors.ts';
-import { silentLogger } from '../log.ts';
+import { silentLogger, errorText } from '../log.ts';
 import type { Logger } from '../types.ts';
 import type { JobRecord, JobStore, MetadataStore } from '../../storage/types.ts';
 import { checkCredits, type CreditsProvider } from './credits.ts';
@@ -159,7 +159,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
         logger.error('job run failed', {
           job_id: job.id,
           account_id: job.account_id,
-          error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+          error: errorText(err),
         });
       })
       .finally(() => {
@@ -243,7 +243,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
       kickPending = false;
       if (closed) return;
       pass().catch((err: unknown) => {
-        logger.error('scheduler pass failed', { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+        logger.error('scheduler pass failed', { error: errorText(err) });
       });
     });
   }

@@ -8,6 +8,7 @@ import type { ServiceContext } from '../context.ts';
 import type { WsPeer } from '../types.ts';
 import { jsonFrame, previewImageFrame, previewWithMetadataFrame } from './frames.ts';
 import { createMessageTranslator, type MessageTranslator, type Outgoing } from './messages.ts';
+import { errorText } from '../log.ts';
 
 /** Close code for a peer dropped for not reading (policy violation). */
 export const SLOW_PEER_CLOSE_CODE = 1008;
@@ -115,7 +116,7 @@ export function createConnections(ctx: ServiceContext, opts: { maxBufferedBytes?
         const pending = task();
         if (pending) await pending;
       } catch (err) {
-        ctx.logger.error('websocket fan-out failed', { account_id: ch.accountId, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+        ctx.logger.error('websocket fan-out failed', { account_id: ch.accountId, error: errorText(err) });
       }
     }
     ch.draining = false;

@@ -3,6 +3,7 @@
 // anything unexpected is logged and answered with a generic message.
 import { ApiError } from '../../errors.ts';
 import type { Logger } from '../../types.ts';
+import { errorText } from '../../log.ts';
 
 export const MUSIC_ERROR_STATUS = {
   bad_request: 400,
@@ -51,7 +52,7 @@ export function musicErrorResponse(err: unknown, logger: Logger, context: Record
   if (err instanceof MusicError) known = err;
   else if (err instanceof ApiError && FROM_API[err.code]) known = new MusicError(FROM_API[err.code]!, err.message, err.headers);
   else {
-    logger.error('music generation failed', { ...context, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    logger.error('music generation failed', { ...context, error: errorText(err) });
     known = new MusicError('upstream_error', GENERIC_UPSTREAM);
   }
   return Response.json(

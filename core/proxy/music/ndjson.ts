@@ -5,6 +5,7 @@
 // stream with a terminal `error` event (the status is already sent).
 import type { Logger } from '../../types.ts';
 import { GENERIC_UPSTREAM } from './errors.ts';
+import { errorText } from '../../log.ts';
 
 const encoder = new TextEncoder();
 const line = (event: unknown) => encoder.encode(`${JSON.stringify(event)}\n`);
@@ -37,7 +38,7 @@ export function ndjsonBody(
           next = await rest.next();
         } catch (err) {
           if (opts.abort.signal.aborted) return;
-          opts.logger.error('music stream failed after it began', { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+          opts.logger.error('music stream failed after it began', { error: errorText(err) });
           controller.enqueue(line({ type: 'error', code: 'upstream_error', message: GENERIC_UPSTREAM }));
           controller.close();
           await finish(false);

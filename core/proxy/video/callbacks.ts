@@ -7,6 +7,7 @@
 import { OutboundUrlError, parseOutboundUrl, postJson, type UrlPolicy } from '../../../engine/local/net/url-guard.ts';
 import { pause } from '../../pause.ts';
 import type { Logger } from '../../types.ts';
+import { errorText } from '../../log.ts';
 
 export interface CallbackOptions {
   attempts: number;
@@ -78,7 +79,7 @@ export function createCallbackSender(deps: { policy: UrlPolicy; logger: Logger; 
         .then((json) => deliver(taskId, url, state, json))
         .catch((err: unknown) => {
           if (signal.aborted) logger.warn('video callback dropped: the service is closing', { task_id: taskId, state });
-          else logger.error('video callback failed', { task_id: taskId, state, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+          else logger.error('video callback failed', { task_id: taskId, state, error: errorText(err) });
         })
         .finally(() => {
           if (chains.get(taskId) === next) chains.delete(taskId);

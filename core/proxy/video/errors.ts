@@ -5,6 +5,7 @@
 // translated here.
 import { ApiError } from '../../errors.ts';
 import type { Logger } from '../../types.ts';
+import { errorText } from '../../log.ts';
 
 export const GENERIC_FAILURE = 'The video service could not complete the request. Try again later.';
 
@@ -42,7 +43,7 @@ export function videoErrorResponse(err: unknown, logger: Logger, context: Record
   if (err instanceof VideoError) known = err;
   else if (err instanceof ApiError && FROM_API[err.code]) known = new VideoError(FROM_API[err.code]!, err.message, [], err.headers);
   else {
-    logger.error('video request failed', { ...context, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    logger.error('video request failed', { ...context, error: errorText(err) });
     known = new VideoError(500, GENERIC_FAILURE);
   }
   return Response.json(videoErrorBody(known.message, known.details), { status: known.status, headers: known.headers });

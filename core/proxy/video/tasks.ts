@@ -10,6 +10,7 @@ import { closeLocalVideoProvider, videoProviderOf } from './provider.ts';
 import { taskView } from './record.ts';
 import { runVideoTask } from './run-task.ts';
 import { OPEN_STATES } from './states.ts';
+import { errorText } from '../../log.ts';
 
 /** A task still open this long after it was created has failed. */
 const MAX_TASK_MS = 2 * 3600_000;
@@ -46,7 +47,7 @@ function createVideoTaskSystem(ctx: ServiceContext): VideoTaskSystem {
       const run = new Promise((resolve) => setTimeout(resolve, 0))
         .then(() => runVideoTask(deps, task))
         .catch((err: unknown) => {
-          if (!stopping.signal.aborted) ctx.logger.error('video task run failed', { task_id: task.id, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+          if (!stopping.signal.aborted) ctx.logger.error('video task run failed', { task_id: task.id, error: errorText(err) });
         })
         .finally(() => running.delete(task.id));
       running.set(task.id, run);
