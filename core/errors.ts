@@ -38,7 +38,8 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
-const GENERIC_500 = 'The service could not complete the request. Try again later.';
+/** What a 500 says, on every surface: the cause goes to the log only. */
+export const GENERIC_500 = 'The service could not complete the request. Try again later.';
 
 export class ApiError extends Error {
   readonly code: ErrorCode;
@@ -79,15 +80,23 @@ export function knownError(err: unknown): ApiError | null {
   return null;
 }
 
-/** Turns whatever a handler threw into a response; unknown errors are logged, not shown. */
-export function toErrorResponse(err: unknown, logger: Logger, context: Record<string, unknown>): Response {
+/**
+ * Turns whatever a handler threw into a response, in a surface's shape
+ * (`render`; the v2 envelope by default); unknown errors are logged, not shown.
+ */
+export function toErrorResponse(
+  err: unknown,
+  logger: Logger,
+  context: Record<string, unknown>,
+  render: (err: ApiError) => Response = errorResponse,
+): Response {
   const known = knownError(err);
-  if (known) return errorResponse(known);
+  if (known) return render(known);
   logger.error('unhandled error', {
     ...context,
     error: errorText(err),
   });
-  return errorResponse(new ApiError('upstream_error', GENERIC_500));
+  return render(new ApiError('upstream_error', GENERIC_500));
 }
 
 export const notFound = (what = 'The resource was not found.') => new ApiError('not_found', what);

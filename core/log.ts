@@ -16,3 +16,6 @@ export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
 
 /** What a log line says of a thrown value: its stack where it has one. */
 export const errorText = (err: unknown): string => (err instanceof Error ? (err.stack ?? err.message) : String(err));
+
+/** The same as a log line's field: `logger.error(message, { ...errorFields(err) })`. */
+export const errorFields = (err: unknown): { error: string } => ({ error: errorText(err) });

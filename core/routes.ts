@@ -4,7 +4,7 @@
 import { Router } from 'itty-router';
 import { urlPath, type ServiceContext } from './context.ts';
 import { ApiError } from './errors.ts';
-import { surfaceErrorResponse, surfaceOf, type Surface } from './surface-errors.ts';
+import { surfaceErrorResponse, surfaceOf } from './surface-errors.ts';
 import { uploadAsset } from './assets/upload.ts';
 import { assetFromHash, headByHash } from './assets/from-hash.ts';
 import { deleteAsset, getAsset } from './assets/read.ts';
@@ -68,47 +68,34 @@ export function createRouter(ctx: ServiceContext) {
   // order, without what its fetch adds to every request (a second URL parse,
   // the query as an object, properties set on the Request).
   const router = Router();
-  const all: Array<[...Route, Surface]> = [
-    ...ROUTES.map((r): [...Route, Surface] => [...r, 'v2']),
-    ...CLOUD.map((r): [...Route, Surface] => [...r, 'cloud']),
-    ...PROXY_ROUTES.map((r): [...Route, Surface] => [...r, surfaceOf(r[1])]),
-  ];
-  const surfaces = new Map<Dispatch, Surface>();
-  for (const [method, path, handler, surface] of all) {
+  const all = [...ROUTES, ...CLOUD, ...PROXY_ROUTES];
+  for (const [method, path, handler] of all) {
     const dispatch: Dispatch = (req, groups) => handler(req, ctx, decodeParams(groups));
-    surfaces.set(dispatch, surface);
     router[method.toLowerCase() as 'get'](path, dispatch);
   }
-  const byMethod = new Map<string, Array<[RegExp, Dispatch, Surface]>>();
+  const byMethod = new Map<string, Array<[RegExp, Dispatch]>>();
   for (const [method, regex, handlers] of router.routes) {
     const list = byMethod.get(method) ?? [];
-    const dispatch = handlers[0] as unknown as Dispatch;
-    list.push([regex, dispatch, surfaces.get(dispatch)!]);
+    list.push([regex, handlers[0] as unknown as Dispatch]);
     byMethod.set(method, list);
   }
-  const patterns = all.map(([method, path, , surface]) => [method, patternOf(path), surface] as const);
+  const patterns = all.map(([method, path]) => [method, patternOf(path)] as const);
 
   return async function handle(request: Request): Promise<Response> {
     let path = '';
-    let surface: Surface | undefined;
     try {
       path = urlPath(request.url);
-      for (const [regex, dispatch, routeSurface] of byMethod.get(request.method) ?? []) {
+      for (const [regex, dispatch] of byMethod.get(request.method) ?? []) {
         const match = regex.exec(path);
-        if (match === null) continue;
-        surface = routeSurface;
-        return await dispatch(request, match.groups);
+        if (match !== null) return await dispatch(request, match.groups);
       }
-      const known = patterns.filter(([, re]) => re.test(path));
-      if (known.length === 0) throw new ApiError('not_found', 'No such route.');
-      surface = known[0][2];
-      const allowed = [...new Set(known.map(([m]) => m))];
+      const allowed = [...new Set(patterns.filter(([, re]) => re.test(path)).map(([m]) => m))];
+      if (allowed.length === 0) throw new ApiError('not_found', 'No such route.');
       throw new ApiError('method_not_allowed', `Use ${allowed.join(', ')} on this path.`, undefined, {
         Allow: allowed.join(', '),
       });
     } catch (err) {
-      // The matched route's surface where there is one; else the path's.
-      const response = surfaceErrorResponse(surface ?? surfaceOf(path), err, ctx.logger, { method: request.method, url: request.url });
+      const response = surfaceErrorResponse(surfaceOf(path), err, ctx.logger, { method: request.method, url: request.url });
       // HEAD answers carry no body, whatever the status.
       return request.method === 'HEAD' ? new Response(null, { status: response.status, headers: response.headers }) : response;
     }

@@ -6,7 +6,7 @@
 import { CLOUD_FILES_ROUTES } from './cloud/files-routes.ts';
 import { CLOUD_JOBS_ROUTES } from './cloud/jobs-routes.ts';
 import { cloudErrorResponse } from './cloud/respond.ts';
-import { ApiError, toErrorResponse, type ErrorCode } from './errors.ts';
+import { ApiError, GENERIC_500, toErrorResponse, type ErrorCode } from './errors.ts';
 import { musicErrorResponse } from './proxy/music/errors.ts';
 import { videoErrorResponse } from './proxy/video/errors.ts';
 import { silentLogger } from './log.ts';
@@ -48,7 +48,7 @@ const ADAPTER_ERRORS = {
   404: ['not_found', 'No such route.'],
   413: ['payload_too_large', 'The request body is too large.'],
   415: ['unsupported_media_type', 'The request body is in an encoding the service does not read.'],
-  500: ['upstream_error', 'The service could not complete the request. Try again later.'],
+  500: ['upstream_error', GENERIC_500],
 } as const satisfies Record<number, readonly [ErrorCode, string]>;
 
 export type AdapterStatus = keyof typeof ADAPTER_ERRORS;

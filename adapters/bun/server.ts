@@ -1,7 +1,7 @@
 // Mounting a Service in Bun: Bun.serve already speaks Request/Response, so
 // requests go to `service.fetch` as they are; WebSocket upgrades ask the
 // service first, then Bun's native socket events are wired to its hooks.
-import { envelope } from '../../core/errors.ts';
+import { adapterErrorResponse } from '../../core/surface-errors.ts';
 import { consoleLogger, errorText } from '../../core/log.ts';
 import type { Logger, Service, WsPeer } from '../../core/types.ts';
 import { bunGlobal, type BunServeOptions, type BunServer, type BunServerWebSocket } from './bun-types.ts';
@@ -53,8 +53,7 @@ class BunWsPeer implements WsPeer {
   }
 }
 
-const failure = () =>
-  Response.json(envelope('upstream_error', 'The service could not complete the request. Try again later.'), { status: 500 });
+const failure = () => adapterErrorResponse(500);
 
 export type BunHandlers = Pick<BunServeOptions<PeerData>, 'fetch' | 'error' | 'websocket'> & {
   /** Open WebSocket connections, so a server can say goodbye to them. */
@@ -80,7 +79,7 @@ export function bunHandlers(service: Service, opts: BunHandlerOptions = {}): Bun
       const verdict = await service.websocket.upgrade(request);
       if (verdict instanceof Response) return verdict;
       if (server.upgrade<PeerData>(request, { data: { request, context: verdict.context } })) return undefined;
-      return Response.json(envelope('malformed_request', 'The WebSocket handshake could not be completed.'), { status: 400 });
+      return adapterErrorResponse(400, '', 'The WebSocket handshake could not be completed.');
     },
     error(err: Error) {
       logger.error('bun adapter: request failed', { error: err.stack ?? err.message });

@@ -2,7 +2,7 @@
 // requests go to `service.fetch` as they are; WebSocket upgrades ask the
 // service first, then Deno.upgradeWebSocket's socket events drive its hooks.
 // Deno has no per-server cap on client message size; the core ignores large ones.
-import { envelope } from '../../core/errors.ts';
+import { adapterErrorResponse } from '../../core/surface-errors.ts';
 import { consoleLogger, errorText } from '../../core/log.ts';
 import type { Logger, Service, WsPeer } from '../../core/types.ts';
 import { denoGlobal, type DenoHttpServer, type DenoWebSocket } from './deno-types.ts';
@@ -78,7 +78,7 @@ export function denoHandler(service: Service, opts: DenoHandlerOptions = {}): De
       upgraded = denoGlobal().upgradeWebSocket(request);
     } catch {
       // Deno throws on a handshake it cannot complete (no Sec-WebSocket-Key, say): the client's fault.
-      return Response.json(envelope('malformed_request', 'The WebSocket handshake could not be completed.'), { status: 400 });
+      return adapterErrorResponse(400, '', 'The WebSocket handshake could not be completed.');
     }
     bridge(upgraded.socket, new DenoWsPeer(request, verdict.context, upgraded.socket));
     return upgraded.response;
@@ -109,7 +109,7 @@ export async function serve(service: Service, opts: ServeOptions = {}): Promise<
       onListen: (addr) => listening(addr.port),
       onError(err) {
         logger.error('deno adapter: request failed', { error: errorText(err) });
-        return Response.json(envelope('upstream_error', 'The service could not complete the request. Try again later.'), { status: 500 });
+        return adapterErrorResponse(500);
       },
     },
     handler,

@@ -3,7 +3,6 @@
 // failure around the service (500, generic message; the detail goes to the
 // log only).
 import { adapterErrorResponse } from '../../core/surface-errors.ts';
-import { errorText } from '../../core/log.ts';
 
 /** The event cannot be turned into a Request; the message says why (it names no internals). */
 export class MalformedEventError extends Error {
@@ -14,6 +13,4 @@ export class MalformedEventError extends Error {
 /** An answer of the adapter's own, in the shape of the surface `path` is under ('' when the event has none). */
 export const errorResponse = (status: 400 | 500, message?: string, path = ''): Response => adapterErrorResponse(status, path, message);
 
-export function errorFields(err: unknown): Record<string, unknown> {
-  return { error: errorText(err) };
-}
+export { errorFields } from '../../core/log.ts';

@@ -1,7 +1,6 @@
 // The few responses the adapter writes itself, when the service could not be
 // asked (an unreadable request) or failed; in the shape of the path's surface.
 import { adapterErrorResponse } from '../../core/surface-errors.ts';
-import { errorText } from '../../core/log.ts';
 
 /** A JSON error response in the shape of the surface `path` is under; the message is generic unless one is given. */
 export const errorResponse = adapterErrorResponse;
@@ -12,6 +11,4 @@ export function statusOf(err: unknown): 400 | 413 | 500 {
   return status === 400 || status === 413 ? status : 500;
 }
 
-export function errorFields(err: unknown): Record<string, unknown> {
-  return { error: errorText(err) };
-}
+export { errorFields } from '../../core/log.ts';

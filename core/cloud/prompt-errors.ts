@@ -6,10 +6,9 @@
 // bad field) an empty `node_errors` and their code as `error.type`.
 import type { NodeErrors, ValidationIssue } from '../../engine/types.ts';
 import type { ServiceContext } from '../context.ts';
-import { ApiError, knownError, type ErrorCode } from '../errors.ts';
+import { ApiError, toErrorResponse, type ErrorCode } from '../errors.ts';
 import type { WorkflowProblem } from '../jobs/enqueue.ts';
-import { cloudError } from './respond.ts';
-import { errorText } from '../log.ts';
+import { cloudStatus } from './respond.ts';
 
 export type RefNodeErrors = Record<string, NodeErrors>;
 
@@ -75,21 +74,13 @@ export function partnerKeyRefusal(nodes: Array<[id: string, classType: string]>)
   return new PromptRefusal('invalid_workflow', issue('api_key_required', message), nodeErrors, message);
 }
 
-const GENERIC_500 = 'The service could not complete the request. Try again later.';
-
 /** Whatever POST /prompt threw, as its response; unknown errors are logged only. */
 export function promptErrorResponse(err: unknown, ctx: ServiceContext, request: Request): Response {
-  err = knownError(err) ?? err;
-  if (!(err instanceof ApiError)) {
-    ctx.logger.error('unhandled error', {
-      method: request.method,
-      url: request.url,
-      error: errorText(err),
-    });
-    err = new ApiError('upstream_error', GENERIC_500);
-  }
-  const e = err as ApiError;
-  const base = cloudError(e); // the cloud surface's status and headers for this code
+  return toErrorResponse(err, ctx.logger, { method: request.method, url: request.url }, promptError);
+}
+
+/** The cloud surface's body and status, plus the reference's `error` and `node_errors`. */
+function promptError(e: ApiError): Response {
   const body: Record<string, unknown> = { code: e.code, message: e.message };
   if (e instanceof PromptRefusal) {
     body.error = e.error;
@@ -99,5 +90,5 @@ export function promptErrorResponse(err: unknown, ctx: ServiceContext, request: 
     body.error = issue(e.code, e.message, '', e.details ?? {});
     body.node_errors = {};
   }
-  return Response.json(body, { status: base.status, headers: base.headers });
+  return Response.json(body, { status: cloudStatus(e), headers: e.headers });
 }

@@ -3,9 +3,8 @@
 // 400 as that surface documents, and every route served both under `/api`
 // and bare, as the reference engine serves them.
 import type { ServiceContext } from '../context.ts';
-import { ApiError, knownError, type ErrorCode } from '../errors.ts';
+import { toErrorResponse, type ApiError, type ErrorCode } from '../errors.ts';
 import type { Logger } from '../types.ts';
-import { errorText } from '../log.ts';
 
 export type CloudHandler = (request: Request, ctx: ServiceContext, params: Record<string, string>) => Promise<Response>;
 export type CloudRoute = [method: string, path: string, handler: CloudHandler];
@@ -19,21 +18,18 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   idempotency_key_reuse: 400,
 };
 
-const GENERIC_500 = 'The service could not complete the request. Try again later.';
+/** The status this surface answers an ApiError with. */
+export const cloudStatus = (err: ApiError): number => STATUS[err.code] ?? err.status;
 
 export function cloudError(err: ApiError): Response {
   const body: Record<string, unknown> = { code: err.code, message: err.message };
   if (err.details !== undefined) body.details = err.details;
-  return Response.json(body, { status: STATUS[err.code] ?? err.status, headers: err.headers });
+  return Response.json(body, { status: cloudStatus(err), headers: err.headers });
 }
 
 /** Whatever was thrown, in the cloud shape; unknown errors are logged, never shown. */
-export function cloudErrorResponse(err: unknown, logger: Logger, context: Record<string, unknown>): Response {
-  const known = knownError(err);
-  if (known) return cloudError(known);
-  logger.error('unhandled error', { ...context, error: errorText(err) });
-  return cloudError(new ApiError('upstream_error', GENERIC_500));
-}
+export const cloudErrorResponse = (err: unknown, logger: Logger, context: Record<string, unknown>): Response =>
+  toErrorResponse(err, logger, context, cloudError);
 
 /** Wraps a handler so whatever it throws leaves in the cloud shape. */
 export function cloudHandler(handler: CloudHandler): CloudHandler {

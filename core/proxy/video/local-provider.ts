@@ -4,9 +4,9 @@
 // wait as `queueing`). State lives in memory: after a restart the provider
 // answers `unknown` and the task system creates the render again.
 import type { UrlPolicy } from '../../../engine/local/net/url-guard.ts';
-import { base64RefKind, isUrlRef, loadImageRef } from '../../../engine/local/video/image-ref.ts';
+import { isUrlRef, loadImageRef } from '../../../engine/local/video/image-ref.ts';
 import { prepareKeyFrame, renderMultiframe } from '../../../engine/local/video/render.ts';
-import { pngKeyFrameProblem } from './key-frame-header.ts';
+import { localKeyFrameProblem } from './key-frame-header.ts';
 import { MAX_IMAGE_BYTES } from './limits.ts';
 import type { ProviderTaskState, VideoProvider, VideoRequest } from './provider.ts';
 
@@ -88,8 +88,7 @@ export function createLocalVideoProvider(opts: LocalVideoOptions): LocalVideoPro
       const refs = [...(hasStart ? [request.start_image] : []), ...request.image_settings.map((s) => s.key_image)];
       refs.forEach((ref, i) => {
         if (isUrlRef(ref)) return;
-        const kind = base64RefKind(ref);
-        const problem = kind === 'png' ? pngKeyFrameProblem(ref) : kind && `the local generator reads PNG images only, not ${kind.toUpperCase()}`;
+        const problem = localKeyFrameProblem(ref);
         if (problem) problems.push(`${anchorField(i, hasStart)}: ${problem}`);
       });
       return problems;

@@ -27,9 +27,8 @@ export function decodeBase64Ref(ref: string): Uint8Array | null {
   return fromBase64(text);
 }
 
-/** How many bytes a base64 ref decodes to, without decoding it. */
-export function base64RefSize(ref: string): number {
-  const text = base64Text(ref);
+/** How many bytes base64 text (already cleaned) decodes to, without decoding it. */
+function decodedSize(text: string): number {
   const pad = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
   return (text.length / 4) * 3 - pad;
 }
@@ -42,9 +41,23 @@ export function sniffImage(bytes: Uint8Array): ImageKind | null {
   return null;
 }
 
+/**
+ * The first `bytes` bytes of a base64 ref (fewer when it is shorter), or null
+ * when its head is not base64. Only a window at the start of a large ref is
+ * cleaned and decoded; a tiny ref, or one with more whitespace than the
+ * window holds, is decoded whole.
+ */
+export function base64RefHead(ref: string, bytes: number): Uint8Array | null {
+  const chars = Math.ceil(bytes / 3) * 4;
+  const trimmed = ref.trimStart();
+  const start = DATA_URI.exec(trimmed)?.[0].length ?? 0;
+  const text = trimmed.slice(start, start + 64 * chars).replace(/\s+/g, '');
+  return (text.length >= chars ? decodeBase64Ref(text.slice(0, chars)) : decodeBase64Ref(ref))?.subarray(0, bytes) ?? null;
+}
+
 /** The image format a base64 ref starts with (only its head is decoded), or null. */
 export function base64RefKind(ref: string): ImageKind | null {
-  const head = decodeBase64Ref(base64Text(ref).slice(0, 16));
+  const head = base64RefHead(ref, 12);
   return head ? sniffImage(head) : null;
 }
 
@@ -66,7 +79,7 @@ export function imageRefProblem(ref: string, maxBytes: number): string | null {
   const text = base64Text(ref);
   if (text.length === 0) return 'must be a base64 image or an http(s) URL';
   if (text.length % 4 !== 0 || !BASE64.test(text)) return 'must be a base64 image (standard alphabet, padded) or an http(s) URL';
-  if (base64RefSize(ref) > maxBytes) return `the image is larger than ${maxBytes} bytes`;
+  if (decodedSize(text) > maxBytes) return `the image is larger than ${maxBytes} bytes`;
   if (!base64RefKind(text)) return 'must be a PNG, JPEG or WebP image in base64';
   return null;
 }
