@@ -4,7 +4,7 @@
 // server of the same runtime answering every request with the status, headers
 // and bytes the adapter gave for that job's GET once. Prints one line
 // `BENCH_READY {json}`; stops when stdin closes or on SIGTERM.
-import type { Service, Storage } from '../core/index.ts';
+import type { Service, Storage } from '../index.ts';
 import type { BlobStore } from '../storage/types.ts';
 import { serviceUnderData, stopWithParent } from '../test/runtime/entry.ts';
 

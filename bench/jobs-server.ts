@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { createService, silentLogger } from '../core/index.ts';
+import { createService, silentLogger } from '../index.ts';
 import { serve } from '../adapters/node/server.ts';
 import { createLocalEngine } from '../engine/local/engine.ts';
 import { builtinNodes } from '../engine/local/nodes/index.ts';

@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createService, silentLogger, type Service, type ServiceOptions, type Storage } from '../core/index.ts';
+import { createService, silentLogger, type Service, type ServiceOptions, type Storage } from '../index.ts';
 import { createLocalEngine } from '../engine/local/engine.ts';
 import { builtinNodes } from '../engine/local/nodes/index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';

@@ -2,7 +2,7 @@
 // the directory given as argv[2], or memory storage) and samples its own RSS every 10 ms, so the
 // figure the benchmark reports belongs to the server alone.
 import { join } from 'node:path';
-import { createService, silentLogger } from '../core/index.ts';
+import { createService, silentLogger } from '../index.ts';
 import { serve } from '../adapters/node/server.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';

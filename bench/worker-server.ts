@@ -3,7 +3,7 @@
 // the worker URLs argv[3..], as many jobs at once as there are workers) behind
 // the Node server. It reports its URL once the engine has seen a worker.
 import { join } from 'node:path';
-import { createService, consoleLogger } from '../core/index.ts';
+import { createService, consoleLogger } from '../index.ts';
 import { serve } from '../adapters/node/server.ts';
 import { createComfyEngine } from '../engine/comfyui/engine.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';

@@ -10,7 +10,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { createService, silentLogger } from '../core/index.ts';
+import { createService, silentLogger } from '../index.ts';
 import { serve } from '../adapters/node/server.ts';
 import { defineNode } from '../engine/local/define-node.ts';
 import { createLocalEngine } from '../engine/local/engine.ts';

@@ -1,115 +1,90 @@
-// What every handler receives: the stores, the resolved options and the
-// shared helpers, built once by createService.
+// The one object every handler and component of a service receives: the
+// resolved settings, the stores, the engine and providers it was given, and
+// the long-lived components built on them. buildContext makes it, once per
+// service, in two steps: the shared parts first (ServiceBase), then the
+// components that need them, so no part is ever half-built.
+import type { Engine } from '../engine/types.ts';
+import type { Providers } from '../providers/types.ts';
 import type { BlobStore, MetadataStore } from '../storage/types.ts';
-import type { Authenticator } from './auth.ts';
-import type { HasherFactory } from './hash.ts';
-import type { KeyedMutex } from './keyed-mutex.ts';
-import type { UrlSigner } from './signing.ts';
-import type { JobSystem } from './jobs/system.ts';
+import { createAuthenticator, type Authenticator } from './auth.ts';
+import { createBackgroundTasks, type BackgroundTasks } from './background.ts';
+import { resolveConfig, type ServiceConfig } from './config.ts';
+import { createHasher, type HasherFactory } from './hash.ts';
 import type { CreditsProvider } from './jobs/credits.ts';
+import { createJobSystem, type JobSystem } from './jobs/system.ts';
+import { KeyedMutex } from './keyed-mutex.ts';
+import { consoleLogger } from './log.ts';
+import { createGenerationLimiter, type GenerationLimiter } from './proxy/music/limiter.ts';
+import { createVideoTaskSystem, type VideoTaskSystem } from './proxy/video/tasks.ts';
+import { createUrlSigner, randomSecret, type UrlSigner } from './signing.ts';
 import type { Logger, Scanner, ServiceOptions, SubscriptionProvider } from './types.ts';
 
-export interface ServiceContext {
+/** What createService needs beyond the options a user may leave out: the engine and the providers, chosen by the caller. */
+export interface CoreServiceOptions extends Omit<ServiceOptions, 'engine' | 'providers'> {
+  engine: Engine;
+  providers: Providers;
+}
+
+/** The shared parts: everything a component may use while it is being built. */
+export interface ServiceBase {
+  config: ServiceConfig;
   metadata: MetadataStore;
   blobs: BlobStore;
+  engine: Engine;
+  providers: Providers;
   auth: Authenticator;
   signer: UrlSigner;
   /** Per-blob-key lock shared by commits and collection. */
   blobLocks: KeyedMutex;
   logger: Logger;
   now: () => number;
-  maxUploadBytes: number;
-  defaultRetentionSeconds: number | null;
-  signedUrlTtlSeconds: number;
-  publicBaseUrl: string | undefined;
   scanner: Scanner | undefined;
   subscriptions: SubscriptionProvider | undefined;
   /** The operator's credits; none = unlimited. */
-  credits?: CreditsProvider;
-  /** The options createService was given, for surfaces that read their own (the /proxy providers). */
-  options?: Readonly<ServiceOptions>;
+  credits: CreditsProvider | undefined;
   createHasher: HasherFactory;
+  /** Work that runs after the response; close() waits for it. */
+  background: BackgroundTasks;
+}
+
+export interface ServiceContext extends ServiceBase {
   /** Engine, scheduler, live events: the job machinery of this instance. */
   jobs: JobSystem;
-  /** Runs work after the response; errors are logged, close() waits for it. */
-  background(label: string, work: () => Promise<void>): void;
+  /** Multi-frame video tasks running on this instance. */
+  videoTasks: VideoTaskSystem;
+  /** Music generations under way per account. */
+  musicSlots: GenerationLimiter;
 }
 
-// The prefix an adapter mounted this request under (`service.fetch(request,
-// { mountPrefix })`), kept beside the Request so every handler that builds a
-// link from `request` finds it without another parameter.
-const mounted = new WeakMap<Request, string>();
-
-/**
- * A mount prefix as links use it: '' at the root, else '/a/b' with no
- * trailing slash. It is a path as sent on the wire (percent-encoded), put in
- * front of links verbatim; anything that is not a path is a mistake of the
- * adapter's configuration.
- */
-export function normalizeMountPrefix(prefix: string): string {
-  const trimmed = prefix.replace(/\/+$/, '');
-  if (trimmed !== '' && !/^\/[^?#\s]*$/.test(trimmed)) {
-    throw new TypeError(`A mount prefix must be a path such as "/graph", got ${JSON.stringify(prefix)}.`);
-  }
-  return trimmed;
-}
-
-/** Records where the adapter mounted this request: its URL's path is already stripped of `prefix`. */
-export function setMountPrefix(request: Request, prefix: string): void {
-  const normalized = normalizeMountPrefix(prefix);
-  if (normalized !== '') mounted.set(request, normalized);
-}
-
-/** `publicBaseUrl` without its trailing slash, and its path: worked out once per base. */
-let parsedBase = { raw: '', base: '', path: '' };
-function publicBase(raw: string): { base: string; path: string } {
-  if (parsedBase.raw !== raw) {
-    parsedBase = { raw, base: raw.replace(/\/+$/, ''), path: new URL(raw).pathname.replace(/\/+$/, '') };
-  }
-  return parsedBase;
-}
-
-/**
- * The path the service is mounted under ('' at the root), for host-relative
- * links: the path of `publicBaseUrl` when it is set (it names the public
- * address whole), else the prefix the adapter gave with this request.
- */
-export function mountPrefix(ctx: Pick<ServiceContext, 'publicBaseUrl'>, request: Request): string {
-  if (ctx.publicBaseUrl) return publicBase(ctx.publicBaseUrl).path;
-  return mounted.get(request) ?? '';
-}
-
-/**
- * Where the path starts in a serialized http(s) URL (`request.url`), or -1
- * for any other: there it follows the host, which holds no '/', and no
- * userinfo (a Request refuses credentials; one with '@' is parsed anyway).
- */
-function pathStart(url: string): number {
-  const hostStart = url.startsWith('http://') ? 7 : url.startsWith('https://') ? 8 : -1;
-  if (hostStart === -1) return -1;
-  const slash = url.indexOf('/', hostStart);
-  if (slash === -1 || url.lastIndexOf('@', slash) >= hostStart) return -1;
-  return slash;
-}
-
-/** `new URL(url).pathname`, cut out of a serialized URL without parsing it again. */
-export function urlPath(url: string): string {
-  const start = pathStart(url);
-  if (start === -1) return new URL(url).pathname;
-  const query = url.indexOf('?', start);
-  const fragment = url.indexOf('#', start);
-  const end = query === -1 ? fragment : fragment === -1 ? query : Math.min(query, fragment);
-  return end === -1 ? url.slice(start) : url.slice(start, end);
-}
-
-/** `new URL(url).origin`, likewise (the serializer already left out a default port). */
-export function urlOrigin(url: string): string {
-  const start = pathStart(url);
-  return start === -1 ? new URL(url).origin : url.slice(0, start);
-}
-
-/** Origin plus mount prefix: what absolute links in responses start with. */
-export function linkBase(ctx: Pick<ServiceContext, 'publicBaseUrl'>, request: Request): string {
-  if (ctx.publicBaseUrl) return publicBase(ctx.publicBaseUrl).base;
-  return urlOrigin(request.url) + (mounted.get(request) ?? '');
+export async function buildContext(options: CoreServiceOptions): Promise<ServiceContext> {
+  const { metadata, blobs } = options.storage;
+  const logger = options.logger ?? consoleLogger;
+  const now = options.now ?? Date.now;
+  await metadata.migrate();
+  // A persisted random key keeps signed URLs valid across restarts without configuration.
+  const secret = options.signingSecret ?? (await metadata.initSetting('url_signing_secret', randomSecret()));
+  const config = resolveConfig(options);
+  const base: ServiceBase = {
+    config,
+    metadata,
+    blobs,
+    engine: options.engine,
+    providers: options.providers,
+    auth: await createAuthenticator(metadata, { token: options.token, accounts: options.accounts, now }),
+    signer: await createUrlSigner(secret),
+    blobLocks: new KeyedMutex(),
+    logger,
+    now,
+    scanner: options.scanner,
+    subscriptions: options.subscriptions,
+    credits: options.credits,
+    createHasher: options.hasher ?? createHasher,
+    background: createBackgroundTasks(logger),
+  };
+  return {
+    ...base,
+    jobs: createJobSystem(base),
+    videoTasks: createVideoTaskSystem(base),
+    musicSlots: createGenerationLimiter(config.musicConcurrencyPerAccount),
+  };
 }

@@ -4,8 +4,7 @@ import type { AssetView } from './assets/view.ts';
 import type { HasherFactory } from './hash.ts';
 import type { Engine } from '../engine/types.ts';
 import type { CreditsProvider } from './jobs/credits.ts';
-import type { MusicProvider } from './proxy/music/provider.ts';
-import type { VideoProvider } from './proxy/video/provider.ts';
+import type { Providers } from '../providers/types.ts';
 
 /** A WebSocket connection as the core sees it; adapters wrap their native socket. */
 export interface WsPeer {
@@ -128,8 +127,11 @@ export interface ServiceOptions {
   /** Unsent bytes a `/ws` peer may have before it is closed (1008) as too slow. Default 8 MiB. */
   maxWebSocketBufferedBytes?: number;
 
-  /** Generates music for /proxy/musicgen and the music node. Default: the local synthesizer. */
-  musicProvider?: MusicProvider;
+  /**
+   * The generators of /proxy/musicgen, /proxy/videogen and their partner
+   * nodes. Default: the local music synthesizer and the local video renderer.
+   */
+  providers?: Partial<Providers>;
   /** Music generations one account may run at once before 429 `rate_limited`. Default 2. */
   musicConcurrencyPerAccount?: number;
 
@@ -145,8 +147,6 @@ export interface ServiceOptions {
    * Without it only literal addresses and local-only names are checked.
    */
   resolveHost?: (hostname: string) => Promise<string[]>;
-  /** Generates multi-frame videos for /proxy/videogen and the video node. Default: the local APNG renderer. */
-  videoProvider?: VideoProvider;
   /**
    * Deliveries to a video task's callback_url: tries per state change
    * (default 6), the first retry's delay (default 1000 ms, doubling up to
@@ -155,7 +155,7 @@ export interface ServiceOptions {
   videoCallbacks?: { attempts?: number; initialDelayMs?: number; maxDelayMs?: number; timeoutMs?: number };
 }
 
-/** What an adapter knows about a request beyond the Request itself. */
+/** What an adapter knows about a request beyond the Request itself, and how it answers. */
 export interface FetchOptions {
   /**
    * The path the service is mounted under ('/graph'), as sent on the wire.
@@ -163,13 +163,35 @@ export interface FetchOptions {
    * `/api/v2/...`); every link the service builds for this request carries it.
    */
   mountPrefix?: string;
+  /**
+   * Builds the JSON answers of the hot read paths (a job, an asset), for an
+   * adapter that writes such bodies itself and need not have a Web stream
+   * made for them (the Node adapter). Default `Response.json`.
+   */
+  jsonResponse?: (value: unknown, init: ResponseInit) => Response;
+  /**
+   * The adapter can only return whole responses (AWS Lambda's buffered
+   * mode): an endpoint that must stream (music generation) refuses up front,
+   * before anything is charged.
+   */
+  buffered?: boolean;
 }
+
+/** The statuses of the refusals an adapter makes itself (`Service.refuse`). */
+export type RefusalStatus = 400 | 404 | 413 | 415 | 500;
 
 export interface Service {
   fetch(request: Request, options?: FetchOptions): Promise<Response>;
   websocket: WebSocketHooks;
   /** One expiry + collection pass now (the timer runs it periodically). */
   sweep(): Promise<{ expired: number; blobs_removed: number; jobs_expired: number }>;
+  /**
+   * The answer to a request the adapter refuses itself (an unreadable
+   * request, a body over its limit, a failure around the service), in the
+   * error shape of the surface that owns the request's path; without a
+   * request (none could be made of what arrived), in the v2 envelope.
+   */
+  refuse(status: RefusalStatus, message?: string, request?: Request): Response;
   /** Resolves when background work (scans) started so far has finished. */
   idle(): Promise<void>;
   close(): Promise<void>;

@@ -2,7 +2,8 @@
 // definitions (to validate submissions and to answer object_info), says
 // whether it is ready, and executes one job at a time per call, reporting
 // through the context it is given. Implementations: engine/local (in process)
-// and, later, the pool of engine servers driven as workers.
+// and engine/comfyui (a pool of engine servers driven as workers).
+import type { Providers } from '../providers/types.ts';
 
 /** `[TYPE, options]` as the reference's object_info writes an input; TYPE may be a list (a combo). */
 export type InputSpec = [type: string | readonly string[], options?: Record<string, unknown>];
@@ -86,8 +87,8 @@ export interface PartnerServices {
   readonly api_key: string | undefined;
   /** Takes credits from the job's account; false when it has not enough (nothing is taken). */
   charge(amount: number, what: string): Promise<boolean>;
-  /** The service's generation provider of that kind ('music', 'video'); its user knows its type. */
-  provider(kind: string): unknown;
+  /** The service's generation providers, the ones its /proxy endpoints use. */
+  readonly providers: Providers;
 }
 
 export interface ExecutionContext {

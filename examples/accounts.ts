@@ -1,6 +1,6 @@
 // Multi-tenant: API keys resolve to accounts (stored only as SHA-256 hashes);
 // each account sees only its own assets. Run: npx tsx examples/accounts.ts
-import { createService, type AssetView } from '../core/index.ts';
+import { createService, type AssetView } from '../index.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 
 const service = await createService({

@@ -3,7 +3,7 @@
 // Run: npx bun examples/bun.ts
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { createService } from '../core/index.ts';
+import { createService } from '../index.ts';
 import { serve } from '../adapters/bun/index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createBunSqliteStorage } from '../storage/sql/bun-sqlite.ts';

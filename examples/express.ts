@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import express from 'express';
-import { createService } from '../core/index.ts';
+import { createService } from '../index.ts';
 import { attachWebSocket, graphrun } from '../adapters/express/index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';

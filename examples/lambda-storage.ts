@@ -10,7 +10,7 @@
 // scale-out storage instead; nothing else in either file changes.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Storage } from '../core/index.ts';
+import type { Storage } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 

@@ -2,7 +2,7 @@
 // an instance, the machine next to `sam local`) that opens the same storage
 // and runs the jobs the function queues, and sweeps expired assets and jobs.
 // It serves no HTTP. Run: GRAPHRUN_DATA=/tmp/graphrun npx tsx examples/lambda-worker.ts
-import { createService } from '../core/index.ts';
+import { createService } from '../index.ts';
 import { dataDir, openStorage } from './lambda-storage.ts';
 
 // runJobs (the default) makes it poll the storage for queued jobs once a second.

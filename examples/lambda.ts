@@ -11,7 +11,7 @@
 // (examples/lambda-worker.ts) claims and runs it; its progress, outputs and
 // end reach GET /api/v2/jobs/{id} and its event stream through that storage.
 import { createLambdaHandler, createLambdaStreamHandler } from '../adapters/lambda/index.ts';
-import { createService } from '../core/index.ts';
+import { createService } from '../index.ts';
 import { openStorage } from './lambda-storage.ts';
 
 // Created once per execution environment, during its init phase.

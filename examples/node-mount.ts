@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createService } from '../core/index.ts';
+import { createService } from '../index.ts';
 import { attachWebSocket, createNodeHandler } from '../adapters/node/index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';

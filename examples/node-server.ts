@@ -3,7 +3,7 @@
 // (default 8189). Run: npx tsx examples/node-server.ts
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createService } from '../core/index.ts';
+import { createService } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 import { serve } from '../adapters/node/server.ts';

@@ -5,7 +5,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';
-import type { ServiceOptions } from '../core/index.ts';
+import type { ServiceOptions } from '../index.ts';
 import {
   blake3Of,
   bytesOf,

@@ -3,7 +3,7 @@
 // expiring after 24 h. Each test runs in process and through a real Node server.
 import { afterEach, describe, expect, it } from 'vitest';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';
-import type { ServiceOptions } from '../core/index.ts';
+import type { ServiceOptions } from '../index.ts';
 import { blake3Of, enc, expectEnvelope, fromHash, headByHash, randomBytes, testClock, upload } from './helpers/assets.ts';
 
 const DAY = 24 * 60 * 60 * 1000;

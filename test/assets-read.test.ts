@@ -2,7 +2,7 @@
 // `url`, and DELETE. Each test runs in process and through a real Node server.
 import { afterEach, describe, expect, it } from 'vitest';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';
-import type { ServiceOptions } from '../core/index.ts';
+import type { ServiceOptions } from '../index.ts';
 import {
   ASSET_FIELDS,
   bytesOf,

@@ -3,7 +3,7 @@
 // Each test runs in process and through a real Node server.
 import { afterEach, describe, expect, it } from 'vitest';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';
-import type { AssetView, ServiceOptions } from '../core/index.ts';
+import type { AssetView, ServiceOptions } from '../index.ts';
 import {
   bytesOf,
   type Clock,

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createService, silentLogger } from '../core/index.ts';
+import { createService, silentLogger } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 import { MODES, startHarness, uploadForm, type Harness } from './helpers/harness.ts';

@@ -4,7 +4,7 @@
 // and through a real Node server.
 import { afterEach, describe, expect, it } from 'vitest';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';
-import type { ServiceOptions } from '../core/index.ts';
+import type { ServiceOptions } from '../index.ts';
 import {
   ASSET_FIELDS,
   blake3Of,

@@ -5,7 +5,7 @@
 // that is not http(s) exits 2 with a clear message.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineNode } from '../engine/local/define-node.ts';
-import { createImageBatch } from '../engine/local/image.ts';
+import { createImageBatch } from '../lib/image/batch.ts';
 import { startFakeWorker, type FakeWorker } from './fakes/comfyui-worker.ts';
 import { cliServers } from './helpers/cli.ts';
 

@@ -4,7 +4,7 @@
 // /api/history, download each through /api/view's redirect with no auth
 // header. Another account can neither view the outputs nor load the input.
 import { afterEach, describe, expect, it } from 'vitest';
-import { decodePng } from '../engine/local/png/index.ts';
+import { decodePng } from '../lib/png/index.ts';
 import { bytesOf } from './helpers/assets.ts';
 import { expectCloudError, follow, makePng, reply, startFiles, uploadImageOk, view, type FilesHarness } from './helpers/cloud-files.ts';
 import { MODES, type Harness } from './helpers/harness.ts';

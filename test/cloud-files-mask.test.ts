@@ -3,8 +3,8 @@
 // masks of another size scaled, masks without alpha opaque; bad original_ref,
 // another account's original, corrupt PNGs and oversized bodies refused.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServiceOptions } from '../core/index.ts';
-import { decodePng } from '../engine/local/png/index.ts';
+import type { ServiceOptions } from '../index.ts';
+import { decodePng } from '../lib/png/index.ts';
 import { bytesOf } from './helpers/assets.ts';
 import {
   expectCloudError,

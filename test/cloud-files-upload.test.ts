@@ -2,8 +2,8 @@
 // types and their retention, sniffed media types, the name working as a
 // LoadImage input of a real job, auth, and every bad input a clear 4xx.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServiceOptions } from '../core/index.ts';
-import { decodePng } from '../engine/local/png/index.ts';
+import type { ServiceOptions } from '../index.ts';
+import { decodePng } from '../lib/png/index.ts';
 import { bytesOf, iso, testClock } from './helpers/assets.ts';
 import {
   expectCloudError,

@@ -3,7 +3,7 @@
 // subscription (429) in the reference's refusal shape; GET /api/prompt's
 // queue_remaining per account.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServiceOptions } from '../core/index.ts';
+import type { ServiceOptions } from '../index.ts';
 import {
   ACCOUNTS,
   asCloud,

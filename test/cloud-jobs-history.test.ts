@@ -4,7 +4,7 @@
 // GET /api/features.
 import { readFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServiceOptions } from '../core/index.ts';
+import type { ServiceOptions } from '../index.ts';
 import { SERVICE_VERSION } from '../core/cloud/system.ts';
 import { testClock } from './helpers/assets.ts';
 import { ACCOUNTS, asCloud, expectCloudError, getJson, promptOk, startCloudJobs, type CloudJobsHarness } from './helpers/cloud-jobs.ts';

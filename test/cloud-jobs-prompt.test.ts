@@ -3,7 +3,7 @@
 // workflow, prompt and field. Admission (partner nodes, prompt ids, keys,
 // credits, the full queue, subscriptions) is in cloud-jobs-admission.test.ts.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServiceOptions } from '../core/index.ts';
+import type { ServiceOptions } from '../index.ts';
 import { upload, UUID } from './helpers/assets.ts';
 import {
   ACCOUNTS,

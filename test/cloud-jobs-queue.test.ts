@@ -3,7 +3,7 @@
 // the pending ones, interrupting running ones, bad bodies, and one account
 // never seeing nor touching another's queue.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServiceOptions } from '../core/index.ts';
+import type { ServiceOptions } from '../index.ts';
 import { ACCOUNTS, asCloud, expectCloudError, getJson, postJson, promptOk, startCloudJobs, type CloudJobsHarness } from './helpers/cloud-jobs.ts';
 import { MODES } from './helpers/harness.ts';
 import { asKey, jobNow, waitForJob } from './helpers/jobs.ts';

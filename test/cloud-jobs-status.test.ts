@@ -2,7 +2,7 @@
 // state-machine status mapped to the cloud's five, the contract's fields,
 // filters, sorting and pages, and one account never seeing another's jobs.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServiceOptions } from '../core/index.ts';
+import type { ServiceOptions } from '../index.ts';
 import { ISO, testClock, UUID } from './helpers/assets.ts';
 import {
   ACCOUNTS,

@@ -1,7 +1,7 @@
 // Content responses as a browser or cache sees them: sandboxed, revalidated
 // with weak and wildcard If-None-Match, and signed links only in canonical form.
 import { describe, expect, it } from 'vitest';
-import { createService, silentLogger } from '../core/index.ts';
+import { createService, silentLogger } from '../index.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 
 async function uploaded() {

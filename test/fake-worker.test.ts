@@ -4,8 +4,8 @@
 // frames, interrupts and cancels, and each failure switch.
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createImageBatch } from '../engine/local/image.ts';
-import { imageBatchToPng } from '../engine/local/png/index.ts';
+import { createImageBatch } from '../lib/image/batch.ts';
+import { imageBatchToPng } from '../lib/image/png-batch.ts';
 import type { Workflow } from '../engine/types.ts';
 import { ERROR_CATALOG, startFakeWorker, type FakeWorker } from './fakes/comfyui-worker.ts';
 import { connectRecorder, type WsRecorder } from './fakes/ws-recorder.ts';

@@ -3,7 +3,7 @@
 // invalid workflow with its node_errors entry, and asset references. A refused
 // submission stores and queues nothing.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServiceOptions } from '../core/index.ts';
+import type { ServiceOptions } from '../index.ts';
 import { expectEnvelope } from './helpers/assets.ts';
 import { MODES } from './helpers/harness.ts';
 import { assetRef, cancelJob, expectJobShape, getJob, startJobs, submit, submitOk, waitForJob, type JobsHarness } from './helpers/jobs.ts';

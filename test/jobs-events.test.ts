@@ -3,7 +3,7 @@
 // progress, outputs, the end of the stream, keepalives, the per-account cap on
 // open streams, and clients that go away.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServiceOptions } from '../core/index.ts';
+import type { ServiceOptions } from '../index.ts';
 import type { Workflow } from '../engine/types.ts';
 import { expectEnvelope } from './helpers/assets.ts';
 import { MODES } from './helpers/harness.ts';

@@ -2,7 +2,7 @@
 // queued, running and finished, failing nodes, metrics and queue positions,
 // tier limits and FIFO order, expiry, and the links it carries.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServiceOptions } from '../core/index.ts';
+import type { ServiceOptions } from '../index.ts';
 import { expectEnvelope, ISO } from './helpers/assets.ts';
 import { MODES } from './helpers/harness.ts';
 import {

@@ -2,19 +2,16 @@
 // instances that only serve the API, retention running out while queued,
 // credentials that must not linger, hostile nesting, outputs and retention.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createService, silentLogger, type Service, type ServiceOptions } from '../core/index.ts';
-import { createAuthenticator } from '../core/auth.ts';
-import type { ServiceContext } from '../core/context.ts';
-import { createHasher } from '../core/hash.ts';
-import { createJobSystem } from '../core/jobs/system.ts';
+import { createService, silentLogger, type Service, type ServiceOptions } from '../index.ts';
+import { buildContext } from '../core/context.ts';
 import { submitJob } from '../core/jobs/submit.ts';
 import { cancelJob as cancelHandler } from '../core/jobs/read.ts';
-import { KeyedMutex } from '../core/keyed-mutex.ts';
-import { createUrlSigner } from '../core/signing.ts';
 import { createLocalEngine } from '../engine/local/engine.ts';
 import { builtinNodes } from '../engine/local/nodes/index.ts';
 import type { Engine } from '../engine/types.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
+import { createLocalMusicProvider } from '../providers/local/music/provider.ts';
+import { createLocalVideoProvider } from '../providers/local/video/provider.ts';
 import type { MetadataStore, Storage } from '../storage/types.ts';
 import { testClock } from './helpers/assets.ts';
 import { uploadForm, type Harness } from './helpers/harness.ts';
@@ -119,26 +116,13 @@ describe('v2 jobs: robustness', () => {
   it('the extra_data (a credential) of a job canceled while queued is dropped at once', async () => {
     // The service context built as createService builds it, to look at ctx.jobs.extraData.
     const storage = createMemoryStorage();
-    const { metadata, blobs } = storage;
-    const ctx = {
-      jobs: undefined as unknown as ServiceContext['jobs'],
-      metadata,
-      blobs,
-      auth: await createAuthenticator(metadata, { now: Date.now }),
-      signer: await createUrlSigner('secret-secret-secret-secret-secret'),
-      blobLocks: new KeyedMutex(),
+    const { metadata } = storage;
+    const ctx = await buildContext({
+      storage,
       logger: silentLogger,
-      now: Date.now,
-      maxUploadBytes: 1 << 20,
-      defaultRetentionSeconds: null,
-      signedUrlTtlSeconds: 3600,
-      publicBaseUrl: undefined,
-      scanner: undefined,
-      subscriptions: undefined,
-      createHasher,
-      background: () => {},
-    } as ServiceContext;
-    ctx.jobs = createJobSystem(ctx, { storage } as ServiceOptions, testEngine());
+      engine: testEngine(),
+      providers: { music: createLocalMusicProvider(), video: createLocalVideoProvider({ policy: { allowPrivate: false } }) },
+    });
     await ctx.jobs.start();
     toClose.push(ctx.jobs);
     const post = (body: unknown) =>

@@ -3,8 +3,8 @@
 // asset reference), Idempotency-Key, the bounded queue, credits, and what one
 // account can see of another's jobs and assets.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServiceOptions } from '../core/index.ts';
-import { decodePng } from '../engine/local/png/index.ts';
+import type { ServiceOptions } from '../index.ts';
+import { decodePng } from '../lib/png/index.ts';
 import { blake3Of, bytesOf, expectEnvelope, ISO, upload } from './helpers/assets.ts';
 import { MODES } from './helpers/harness.ts';
 import {

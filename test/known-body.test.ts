@@ -1,6 +1,11 @@
-// core/known-body.ts: jsonResponse is Response.json plus a remembered body.
+// adapters/node/known-body.ts: deferredJsonResponse is Response.json with its
+// body known as text and no stream made until JavaScript reads it; the core's
+// jsonResponse uses it for the requests of an adapter that gives it.
 import { describe, expect, it } from 'vitest';
-import { acceptKnownBodies, jsonResponse, knownBody } from '../core/known-body.ts';
+import { deferredJsonResponse, knownBody } from '../adapters/node/known-body.ts';
+import { jsonResponse as coreJson, setRequestOptions } from '../core/request-options.ts';
+
+const jsonResponse = (value: unknown, init?: ResponseInit) => deferredJsonResponse(value, init);
 
 describe('jsonResponse', () => {
   it('answers like Response.json: status, headers, body', async () => {
@@ -14,7 +19,7 @@ describe('jsonResponse', () => {
     expect(await ours.text()).toBe(await theirs.text());
   });
 
-  it('remembers the serialized body, and the stream still carries the same bytes', async () => {
+  it('knows the serialized body, and the stream still carries the same bytes', async () => {
     const res = jsonResponse({ hello: 'wörld' });
     expect(knownBody(res)).toBe('{"hello":"wörld"}');
     expect(new TextDecoder().decode(await res.arrayBuffer())).toBe(knownBody(res));
@@ -50,17 +55,17 @@ describe('jsonResponse', () => {
   });
 });
 
-describe('jsonResponse for a request whose adapter accepts known bodies', () => {
+describe("the core's jsonResponse for a request whose adapter builds JSON itself", () => {
   const accepted = () => {
     const request = new Request('http://x/');
-    acceptKnownBodies(request);
+    setRequestOptions(request, { jsonResponse: deferredJsonResponse });
     return request;
   };
 
   it('is a Response like any other to JavaScript: status, headers, readers, body stream, clone', async () => {
     const value = { a: 'é', n: [1, 2] };
     const init = { status: 202, statusText: 'Later', headers: { 'X-One': '1' } };
-    const res = jsonResponse(value, init, accepted());
+    const res = coreJson(accepted(), value, init);
     const plain = Response.json(value, init);
     expect(res).toBeInstanceOf(Response);
     expect([res.status, res.statusText, res.ok]).toEqual([plain.status, plain.statusText, plain.ok]);
@@ -74,13 +79,13 @@ describe('jsonResponse for a request whose adapter accepts known bodies', () => 
     expect(res.bodyUsed).toBe(true);
     expect(() => res.clone()).toThrow(TypeError);
     await expect(res.text()).rejects.toThrow(TypeError);
-    const again = jsonResponse(value, init, accepted());
+    const again = coreJson(accepted(), value, init);
     expect(await again.text()).toBe(JSON.stringify(value));
-    expect(await jsonResponse(value, init, accepted()).blob().then((b) => b.text())).toBe(JSON.stringify(value));
+    expect(await coreJson(accepted(), value, init).blob().then((b) => b.text())).toBe(JSON.stringify(value));
   });
 
-  it('is an ordinary Response when the request was not marked', async () => {
-    const res = jsonResponse({ a: 1 }, undefined, new Request('http://x/'));
+  it('is an ordinary Response when the adapter gave no builder', async () => {
+    const res = coreJson(new Request('http://x/'), { a: 1 }, {});
     expect(Object.getPrototypeOf(res) === Response.prototype).toBe(true);
     expect(await res.json()).toEqual({ a: 1 });
   });

@@ -6,7 +6,7 @@
 // a path handed over decoded keeps its `?` and `#` as part of the path.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLambdaHandler, eventToRequest, detectEvent, type FetchService } from '../adapters/lambda/index.ts';
-import { createService, silentLogger, type Service } from '../core/index.ts';
+import { createService, silentLogger, type Service } from '../index.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 import { blake3Of, concatBytes, expectEnvelope, randomBytes, trickyPayload } from './helpers/assets.ts';
 import { uploadForm, type Harness } from './helpers/harness.ts';
@@ -23,6 +23,7 @@ const TOKEN = 'lambda-secret';
  */
 function withProbe(service: Service): FetchService {
   return {
+    refuse: service.refuse,
     async fetch(request: Request, options?: { mountPrefix?: string }) {
       const url = new URL(request.url);
       if (url.pathname === '/probe' || url.pathname.startsWith('/probe/')) {

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Service } from '../core/index.ts';
+import type { Service } from '../index.ts';
 import { blake3Of, randomBytes } from './helpers/assets.ts';
 import { uploadForm, type Harness } from './helpers/harness.ts';
 import { jobNow, PNG_SIGNATURE, saveImageWorkflow, sleep, submitOk, waitForJob } from './helpers/jobs.ts';

@@ -3,7 +3,7 @@
 // told, and never a throw.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLambdaHandler, createLambdaStreamHandler } from '../adapters/lambda/index.ts';
-import { createService, silentLogger, type Service } from '../core/index.ts';
+import { createService, silentLogger, type Service } from '../index.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 import { expectEnvelope } from './helpers/assets.ts';
 import { fixture, headersOf, responseOf, testContext, type FixtureKind } from './helpers/lambda-events.ts';

@@ -5,12 +5,13 @@
 // generation, refused by the buffered handler before anything is charged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLambdaHandler, createLambdaStreamHandler } from '../adapters/lambda/index.ts';
-import { createService, silentLogger, type Logger, type Service } from '../core/index.ts';
+import { createService, silentLogger, type Logger, type Service } from '../index.ts';
 import { recordingCredits } from './helpers/credits.ts';
 import { expectMusicError, musicForm, MUSIC_PATH, readMusic } from './helpers/music.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 import { expectEnvelope, randomBytes } from './helpers/assets.ts';
 import { uploadForm } from './helpers/harness.ts';
+import { fakeRefuse } from './helpers/fake-service.ts';
 import { saveImageWorkflow, submitOk } from './helpers/jobs.ts';
 import { callOf, eventFor, FIXTURE_KINDS, lambdaHarness, responseOf, testContext } from './helpers/lambda-events.ts';
 import { installFakeRuntime, invokeStreaming, removeFakeRuntime, streamingHarness, type StreamHandler } from './helpers/lambda-runtime.ts';
@@ -108,7 +109,7 @@ describe('failures', () => {
   it('a service that throws: 500 with a generic message, the detail logged', async () => {
     const logged: string[] = [];
     const logger: Logger = { info() {}, warn() {}, error: (m, f) => void logged.push(`${m} ${JSON.stringify(f)}`) };
-    const handler = createLambdaHandler({ fetch: () => Promise.reject(new Error('database on fire')) }, { logger });
+    const handler = createLambdaHandler({ fetch: () => Promise.reject(new Error('database on fire')), refuse: fakeRefuse }, { logger });
     const res = responseOf('rest-api-v1', await handler(eventFor('rest-api-v1', await callOf(new Request('https://x/api/v2/jobs/1'))), testContext()));
     const body = await expectEnvelope(res, 500, 'upstream_error');
     expect(JSON.stringify(body)).not.toContain('fire');

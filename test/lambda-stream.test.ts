@@ -6,7 +6,7 @@
 // that goes away releases its event stream.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLambdaStreamHandler } from '../adapters/lambda/index.ts';
-import { createService, silentLogger, type Service, type ServiceOptions, type Storage } from '../core/index.ts';
+import { createService, silentLogger, type Service, type ServiceOptions, type Storage } from '../index.ts';
 import { createLocalEngine } from '../engine/local/engine.ts';
 import { builtinNodes } from '../engine/local/nodes/index.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
@@ -14,6 +14,7 @@ import { concatBytes, expectEnvelope, randomBytes, trickyPayload } from './helpe
 import { uploadForm, type Harness } from './helpers/harness.ts';
 import { sleep, submitOk, TERMINAL } from './helpers/jobs.ts';
 import { fixture, ORIGIN, type FixtureKind } from './helpers/lambda-events.ts';
+import { fakeRefuse } from './helpers/fake-service.ts';
 import {
   installFakeRuntime,
   invokeStreaming,
@@ -100,6 +101,7 @@ describe.each(['function-url', 'rest-api-v1'] as FixtureKind[])('through %s', (k
     const cookies = ['a=1; Path=/', 'b=2; Expires=Wed, 21 Oct 2035 07:28:00 GMT'];
     const withCookies = createLambdaStreamHandler(
       {
+        refuse: service.refuse,
         async fetch(request, options) {
           const response = await service.fetch(request, options);
           const headers = new Headers(response.headers);
@@ -158,6 +160,7 @@ it('NDJSON from any fetch handler streams line by line; buffered, it is one text
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
   const ndjson = {
+    refuse: fakeRefuse,
     async fetch() {
       const encoder = new TextEncoder();
       const body = new ReadableStream<Uint8Array>({

@@ -7,7 +7,6 @@ import { request } from 'undici';
 import { WebSocket } from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNodeHandler, serve, type RunningServer, type ServeOptions } from '../adapters/node/index.ts';
-import { jsonResponse } from '../core/known-body.ts';
 import type { Service, WsPeer } from '../core/types.ts';
 import { deferred, fakeService, recordingLogger, sleep } from './helpers/fake-service.ts';
 
@@ -325,9 +324,10 @@ describe('response writing', () => {
 
   it('writes a body the core already knows in one piece with its length, without reading the stream', async () => {
     const responses: Response[] = [];
-    const { url } = await start(fakeService((req) => {
-      // With the request: the adapter said it writes known bodies, so no stream is built at all.
-      const res = jsonResponse({ greeting: 'héllo', n: 1 }, { status: 201, headers: { 'x-kind': 'known' } }, req.url.endsWith('/deferred') ? req : undefined);
+    const { url } = await start(fakeService((_req, opts) => {
+      // The adapter's own JSON builder (FetchOptions.jsonResponse): no stream is built at all.
+      expect(opts?.jsonResponse).toBeTypeOf('function');
+      const res = opts!.jsonResponse!({ greeting: 'héllo', n: 1 }, { status: 201, headers: { 'x-kind': 'known' } });
       responses.push(res);
       return res;
     }));
@@ -352,11 +352,11 @@ describe('response writing', () => {
   });
 
   it('keeps every Set-Cookie, the status text and headers set before it on a known body', async () => {
-    const handler = createNodeHandler(fakeService((req) => {
+    const handler = createNodeHandler(fakeService((_req, opts) => {
       const headers = new Headers({ 'x-one': '1', 'content-length': '999' });
       headers.append('set-cookie', 'a=1; Path=/');
       headers.append('set-cookie', 'b=2; HttpOnly');
-      return jsonResponse({ ok: true }, { status: 201, statusText: 'Made It', headers }, req);
+      return opts!.jsonResponse!({ ok: true }, { status: 201, statusText: 'Made It', headers });
     }), { logger: recordingLogger() });
     // A framework may have set a header already (the slow path of writeHead).
     const server = createServer((req, res) => {

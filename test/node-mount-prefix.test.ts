@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { attachWebSocket, createNodeHandler } from '../adapters/node/index.ts';
-import { createService, silentLogger, type Service } from '../core/index.ts';
+import { createService, silentLogger, type Service } from '../index.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 import { expectEnvelope } from './helpers/assets.ts';
 import { makePng, uploadForm as imageForm } from './helpers/cloud-files.ts';

@@ -3,7 +3,7 @@
 // again. Through a real server the client drops the connection; in process
 // it cancels the body.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalMusicProvider } from '../core/proxy/music/local-provider.ts';
+import { createLocalMusicProvider } from '../providers/local/music/provider.ts';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';
 import { counting, generate, ndjsonEvents, readMusic, walkAway, type Counted } from './helpers/music.ts';
 import { until, sleep } from './helpers/jobs.ts';
@@ -14,7 +14,7 @@ describe.each(MODES)('music client disconnect (%s)', (mode) => {
   beforeAll(async () => {
     counted = counting(createLocalMusicProvider());
     // One at a time: a generation that did not stop would lock the account out.
-    h = await startHarness(mode, { musicProvider: counted.provider, musicConcurrencyPerAccount: 1 });
+    h = await startHarness(mode, { providers: { music: counted.provider }, musicConcurrencyPerAccount: 1 });
   });
   afterAll(() => h.close());
 

@@ -4,8 +4,8 @@
 // 502 upstream_error (generic, before the first byte; a terminal error event after).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CreditsProvider } from '../core/jobs/credits.ts';
-import { createLocalMusicProvider } from '../core/proxy/music/local-provider.ts';
-import { MusicProviderError, type MusicProvider } from '../core/proxy/music/provider.ts';
+import { createLocalMusicProvider } from '../providers/local/music/provider.ts';
+import { MusicProviderError, type MusicProvider } from '../providers/music.ts';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';
 import { expectMusicError, generate, MUSIC_PATH, ndjsonEvents, readMusic } from './helpers/music.ts';
 
@@ -146,7 +146,7 @@ describe.each(MODES)('music generator failures (%s)', (mode) => {
   const logged: string[] = [];
   beforeAll(async () => {
     const logger = { info() {}, warn() {}, error: (m: string, f?: Record<string, unknown>) => void logged.push(`${m} ${JSON.stringify(f)}`) };
-    h = await startHarness(mode, { musicProvider: failing, logger });
+    h = await startHarness(mode, { providers: { music: failing }, logger });
   });
   afterAll(() => h.close());
   afterEach(() => void (logged.length = 0));

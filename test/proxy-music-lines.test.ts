@@ -2,7 +2,7 @@
 // the network come out whole, in order, one at a time; blank lines and a
 // trailing CR are dropped; an over-long line is refused without being held.
 import { describe, expect, it } from 'vitest';
-import { LineTooLongError, ndjsonLines } from '../adapters/node/ndjson-lines.ts';
+import { LineTooLongError, ndjsonLines } from '../providers/upstream/ndjson-lines.ts';
 
 const enc = (s: string) => new TextEncoder().encode(s);
 async function* chunks(...parts: Array<string | Uint8Array>) {

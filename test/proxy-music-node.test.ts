@@ -4,8 +4,8 @@
 // in process and commits an audio/wav output of the asked duration, the same
 // bytes the endpoint streams; a canceled job stops the generator.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUpstreamMusicProvider } from '../adapters/node/music-upstream.ts';
-import { createLocalMusicProvider } from '../core/proxy/music/local-provider.ts';
+import { createUpstreamMusicProvider } from '../providers/upstream/music.ts';
+import { createLocalMusicProvider } from '../providers/local/music/provider.ts';
 import { startFakeMusicVendor } from './fakes/vendor-music.ts';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';
 import { recordingCredits } from './helpers/credits.ts';
@@ -22,7 +22,7 @@ describe.each(MODES)('music partner node (%s)', (mode) => {
   const { charges } = credits;
   beforeAll(async () => {
     counted = counting(createLocalMusicProvider());
-    h = await startHarness(mode, { musicProvider: counted.provider, credits: credits.provider });
+    h = await startHarness(mode, { providers: { music: counted.provider }, credits: credits.provider });
   });
   afterAll(() => h.close());
 
@@ -108,7 +108,7 @@ describe('music partner node with the upstream provider', () => {
   it('calls the vendor in process and commits what it streamed', async () => {
     const vendor = await startFakeMusicVendor();
     const provider = createUpstreamMusicProvider({ baseUrl: vendor.url, token: vendor.token });
-    const h = await startHarness('in-process', { musicProvider: provider });
+    const h = await startHarness('in-process', { providers: { music: provider  }});
     try {
       const job = await runJob(h, musicJob('upbeat disco', 1), KEY);
       expect(job.status, JSON.stringify(job.error)).toBe('succeeded');

@@ -3,8 +3,8 @@
 // into a playable WAV of the asked duration, a completion that describes it,
 // unknown event types skipped; the same prompt and duration give the same bytes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalMusicProvider } from '../core/proxy/music/local-provider.ts';
-import type { MusicProvider } from '../core/proxy/music/provider.ts';
+import { createLocalMusicProvider } from '../providers/local/music/provider.ts';
+import type { MusicProvider } from '../providers/music.ts';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';
 import { blake3Hash, expectWav, generate, ndjsonEvents, readMusic, rms, TITLE_FIELDS } from './helpers/music.ts';
 
@@ -26,7 +26,7 @@ describe.each(MODES)('music stream (%s)', (mode) => {
   let novel: Harness;
   beforeAll(async () => {
     h = await startHarness(mode);
-    novel = await startHarness(mode, { musicProvider: withNovelties(createLocalMusicProvider()) });
+    novel = await startHarness(mode, { providers: { music: withNovelties(createLocalMusicProvider())  }});
   });
   afterAll(async () => {
     await h.close();

@@ -4,8 +4,8 @@
 // event, connections reused, timeouts honoured, a slow stream delivered as
 // it comes, and a client that leaves hanging up on the vendor too.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createUpstreamMusicProvider, type UpstreamMusicProvider } from '../adapters/node/music-upstream.ts';
-import { createLocalMusicProvider } from '../core/proxy/music/local-provider.ts';
+import { createUpstreamMusicProvider, type UpstreamMusicProvider } from '../providers/upstream/music.ts';
+import { createLocalMusicProvider } from '../providers/local/music/provider.ts';
 import { startFakeMusicVendor, VENDOR_SECRET, type FakeMusicVendor } from './fakes/vendor-music.ts';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';
 import { expectMusicError, expectWav, generate, ndjsonEvents, readMusic, walkAway } from './helpers/music.ts';
@@ -29,7 +29,7 @@ describe.each(MODES)('upstream music provider (%s)', (mode) => {
     vendor = await startFakeMusicVendor('vendor-token-1');
     provider = createUpstreamMusicProvider({ baseUrl: `${vendor.url}/`, token: vendor.token, headersTimeoutMs: 1_000, bodyTimeoutMs: 1_000 });
     const logger = { info() {}, warn() {}, error: (m: string, f?: Record<string, unknown>) => void logged.push(`${m} ${JSON.stringify(f)}`) };
-    h = await startHarness(mode, { musicProvider: provider, logger });
+    h = await startHarness(mode, { providers: { music: provider }, logger });
   });
   afterAll(async () => {
     await h.close();
@@ -92,7 +92,7 @@ describe.each(MODES)('upstream music provider (%s)', (mode) => {
 
   it('a vendor with a wrong token configured is a 502 (the caller cannot fix it)', async () => {
     const wrong = createUpstreamMusicProvider({ baseUrl: vendor.url, token: 'stale' });
-    const other = await startHarness(mode, { musicProvider: wrong });
+    const other = await startHarness(mode, { providers: { music: wrong  }});
     try {
       await expectMusicError(await generate(other, { prompt: 'x', duration: '1' }), 502, 'upstream_error');
       expect(vendor.requests.at(-1)!.authorization).toBe('Bearer stale');

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createService, type Logger } from '../core/index.ts';
+import { createService, type Logger } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';

@@ -5,7 +5,7 @@
 // video committed as a video output (decoded here); also with the upstream
 // provider against the fake vendor.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUpstreamVideoProvider } from '../adapters/node/video-upstream.ts';
+import { createUpstreamVideoProvider } from '../providers/upstream/video.ts';
 import { startFakeVideoVendor, type FakeVideoVendor } from './fakes/vendor-video.ts';
 import { readApng } from './helpers/apng-reader.ts';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';
@@ -101,7 +101,7 @@ describe('video partner node with the upstream provider', () => {
   beforeAll(async () => {
     vendor = await startFakeVideoVendor();
     upstream = provider();
-    h = await startHarness('in-process', { videoProvider: upstream });
+    h = await startHarness('in-process', { providers: { video: upstream  }});
   });
   afterAll(async () => {
     await h.close();

@@ -2,8 +2,8 @@
 // exact timing) and the APNG it writes, read back with a decoder written
 // apart from the writer (Node's zlib, its own unfiltering).
 import { describe, expect, it } from 'vitest';
-import { encodePng } from '../engine/local/png/index.ts';
-import { CROSSFADE_MAX_SECONDS, LOCAL_FPS, planFrames, prepareKeyFrame, renderMultiframe } from '../engine/local/video/render.ts';
+import { encodePng } from '../lib/png/index.ts';
+import { CROSSFADE_MAX_SECONDS, LOCAL_FPS, planFrames, prepareKeyFrame, renderMultiframe } from '../providers/local/video/render.ts';
 import { readApng, type ApngFrame } from './helpers/apng-reader.ts';
 
 const solid = (width: number, height: number, rgb: [number, number, number]) =>

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createService } from '../core/index.ts';
+import { createService } from '../index.ts';
 import { createMemoryBlobStore, createMemoryMetadataStore, createMemoryStorage } from '../storage/memory/index.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 import type { MetadataStore, VideoTaskRecord } from '../storage/types.ts';

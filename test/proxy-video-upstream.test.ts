@@ -4,8 +4,8 @@
 // failure a failed task with the generic body, retried where that may help,
 // the vendor's own words only in the log.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Logger } from '../core/index.ts';
-import { createUpstreamVideoProvider, type UpstreamVideoProvider } from '../adapters/node/video-upstream.ts';
+import type { Logger } from '../index.ts';
+import { createUpstreamVideoProvider, type UpstreamVideoProvider } from '../providers/upstream/video.ts';
 import { startFakeVideoVendor, VIDEO_VENDOR_SECRET, type FakeVideoVendor } from './fakes/vendor-video.ts';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';
 import { b64, createTask, multiframe, startReceiver, waitForTask, type Receiver } from './helpers/video.ts';
@@ -23,7 +23,7 @@ describe.each(MODES)('upstream video provider (%s)', (mode) => {
     vendor = await startFakeVideoVendor();
     receiver = await startReceiver();
     provider = createUpstreamVideoProvider({ baseUrl: vendor.url, token: vendor.token, pollIntervalMs: 20, retryDelayMs: 50, headersTimeoutMs: 400 });
-    h = await startHarness(mode, { videoProvider: provider, allowPrivateUrls: true, logger });
+    h = await startHarness(mode, { providers: { video: provider }, allowPrivateUrls: true, logger });
   });
   afterAll(async () => {
     await h.close();

@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveHostWithDns } from '../adapters/node/resolve-host.ts';
-import { forbiddenAddressReason } from '../engine/local/net/address-rules.ts';
+import { forbiddenAddressReason } from '../lib/net/address-rules.ts';
 import {
   checkOutboundUrl,
   downloadBytes,
@@ -14,7 +14,7 @@ import {
   parseOutboundUrl,
   postJson,
   type OutboundRequest,
-} from '../engine/local/net/url-guard.ts';
+} from '../lib/net/url-guard.ts';
 
 let server: Server;
 let port = 0;

@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreditsProvider } from '../core/jobs/credits.ts';
 import { MODES, startHarness, type Harness } from './helpers/harness.ts';
-import { concatBytes } from '../core/bytes.ts';
+import { concatBytes } from '../lib/bytes.ts';
 import { TASK_STATES } from '../core/proxy/video/states.ts';
-import { PNG_SIGNATURE, writeChunk } from '../engine/local/png/chunks.ts';
+import { PNG_SIGNATURE, writeChunk } from '../lib/png/chunks.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 import { recordingCredits } from './helpers/credits.ts';
 import { b64, BLUE, createTask, GREEN, multiframe, postTask, RED, taskPath } from './helpers/video.ts';

@@ -3,7 +3,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createService, silentLogger } from '../core/index.ts';
+import { createService, silentLogger } from '../index.ts';
 import { serve } from '../adapters/node/server.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';

@@ -2,7 +2,7 @@
 // matches real responses, and assets whose hash is computed lazily.
 import { describe, expect, it } from 'vitest';
 import * as v from 'valibot';
-import { createService, silentLogger } from '../core/index.ts';
+import { createService, silentLogger } from '../index.ts';
 import { AssetSchema } from '../core/schemas.ts';
 import { JobSchema } from '../core/jobs/job-schema.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';

@@ -1,7 +1,6 @@
 // Mounting a Service in Bun: Bun.serve already speaks Request/Response, so
 // requests go to `service.fetch` as they are; WebSocket upgrades ask the
 // service first, then Bun's native socket events are wired to its hooks.
-import { adapterErrorResponse } from '../../core/surface-errors.ts';
 import { consoleLogger, errorText } from '../../core/log.ts';
 import type { Logger, Service, WsPeer } from '../../core/types.ts';
 import { bunGlobal, type BunServeOptions, type BunServer, type BunServerWebSocket } from './bun-types.ts';
@@ -53,8 +52,6 @@ class BunWsPeer implements WsPeer {
   }
 }
 
-const failure = () => adapterErrorResponse(500);
-
 export type BunHandlers = Pick<BunServeOptions<PeerData>, 'fetch' | 'error' | 'websocket'> & {
   /** Open WebSocket connections, so a server can say goodbye to them. */
   peers: Set<BunServerWebSocket<PeerData>>;
@@ -79,11 +76,11 @@ export function bunHandlers(service: Service, opts: BunHandlerOptions = {}): Bun
       const verdict = await service.websocket.upgrade(request);
       if (verdict instanceof Response) return verdict;
       if (server.upgrade<PeerData>(request, { data: { request, context: verdict.context } })) return undefined;
-      return adapterErrorResponse(400, '', 'The WebSocket handshake could not be completed.');
+      return service.refuse(400, 'The WebSocket handshake could not be completed.', request);
     },
     error(err: Error) {
       logger.error('bun adapter: request failed', { error: err.stack ?? err.message });
-      return failure();
+      return service.refuse(500);
     },
     websocket: {
       maxPayloadLength: opts.maxPayloadLength ?? 1024 * 1024,

@@ -2,7 +2,6 @@
 // requests go to `service.fetch` as they are; WebSocket upgrades ask the
 // service first, then Deno.upgradeWebSocket's socket events drive its hooks.
 // Deno has no per-server cap on client message size; the core ignores large ones.
-import { adapterErrorResponse } from '../../core/surface-errors.ts';
 import { consoleLogger, errorText } from '../../core/log.ts';
 import type { Logger, Service, WsPeer } from '../../core/types.ts';
 import { denoGlobal, type DenoHttpServer, type DenoWebSocket } from './deno-types.ts';
@@ -78,7 +77,7 @@ export function denoHandler(service: Service, opts: DenoHandlerOptions = {}): De
       upgraded = denoGlobal().upgradeWebSocket(request);
     } catch {
       // Deno throws on a handshake it cannot complete (no Sec-WebSocket-Key, say): the client's fault.
-      return adapterErrorResponse(400, '', 'The WebSocket handshake could not be completed.');
+      return service.refuse(400, 'The WebSocket handshake could not be completed.', request);
     }
     bridge(upgraded.socket, new DenoWsPeer(request, verdict.context, upgraded.socket));
     return upgraded.response;
@@ -109,7 +108,7 @@ export async function serve(service: Service, opts: ServeOptions = {}): Promise<
       onListen: (addr) => listening(addr.port),
       onError(err) {
         logger.error('deno adapter: request failed', { error: errorText(err) });
-        return adapterErrorResponse(500);
+        return service.refuse(500);
       },
     },
     handler,

@@ -10,7 +10,7 @@ import type { IncomingMessage } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger, Service } from '../../core/types.ts';
 import { consoleLogger } from '../../core/log.ts';
-import { errorResponse } from '../node/errors.ts';
+import { refusal } from '../node/errors.ts';
 import type { NodeRequestOptions } from '../node/request.ts';
 import { writeResponse } from '../node/response.ts';
 import { handleNodeRequest } from '../node/server.ts';
@@ -46,10 +46,10 @@ export function graphrun(service: Service, opts: ExpressOptions = {}): GraphrunM
           method: req.method,
           url: req.originalUrl,
         });
-        return void writeResponse(res, errorResponse(500, req.path), req).catch(() => res.destroy());
+        return void writeResponse(res, refusal(service, 500, req, { trustProxy: conversion.trustProxy, target: req.url }), req).catch(() => res.destroy());
       }
     }
     void handleNodeRequest(service, req, res, conversion, { target: req.url, mountPrefix: req.baseUrl, body });
   };
-  return [serve, parserRefusals()];
+  return [serve, parserRefusals(service, options)];
 }

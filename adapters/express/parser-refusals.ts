@@ -4,10 +4,12 @@
 // an error, Express then skips every plain middleware, graphrun's included,
 // and would answer with its own HTML page. This error handler is mounted
 // beside graphrun, so Express reaches it only for requests under the mount;
-// it answers those refusals in the error shape of the path's surface, as
-// graphrun answers its own. Any other error goes on to the app's handlers.
+// it has the service answer those refusals (in the error shape of the
+// path's surface), as graphrun answers its own. Any other error goes on to
+// the app's handlers.
 import type { ErrorRequestHandler } from 'express';
-import { adapterErrorResponse, type AdapterStatus } from '../../core/surface-errors.ts';
+import type { RefusalStatus, Service } from '../../core/types.ts';
+import { refusal as serviceRefusal } from '../node/errors.ts';
 import { writeResponse } from '../node/response.ts';
 
 /** What body-parser (through http-errors) puts on the errors it passes on. */
@@ -27,7 +29,7 @@ function parserRefusal(err: unknown): ParserRefusal | undefined {
 }
 
 /** The status graphrun answers with: the parser's 413 and 415 as they are, any other refusal a 400. */
-const statusFor = (refusal: ParserRefusal): AdapterStatus => (refusal.status === 413 || refusal.status === 415 ? refusal.status : 400);
+const statusFor = (refusal: ParserRefusal): RefusalStatus => (refusal.status === 413 || refusal.status === 415 ? refusal.status : 400);
 
 function messageFor(refusal: ParserRefusal): string | undefined {
   if (refusal.type === 'entity.too.large' && typeof refusal.limit === 'number') {
@@ -37,12 +39,12 @@ function messageFor(refusal: ParserRefusal): string | undefined {
   return refusal.expose ? `The request body was refused: ${refusal.message}.` : undefined;
 }
 
-export function parserRefusals(): ErrorRequestHandler {
+export function parserRefusals(service: Pick<Service, 'refuse'>, opts: { trustProxy?: boolean } = {}): ErrorRequestHandler {
   return (err, req, res, next) => {
     const refusal = parserRefusal(err);
     if (refusal === undefined || res.headersSent) return next(err);
-    // req.path is the path under the mount, which names the surface.
-    const response = adapterErrorResponse(statusFor(refusal), req.path, messageFor(refusal));
+    // req.url is the target under the mount.
+    const response = serviceRefusal(service, statusFor(refusal), req, { trustProxy: opts.trustProxy, target: req.url, message: messageFor(refusal) });
     void writeResponse(res, response, req).catch(() => res.destroy());
   };
 }

@@ -2,8 +2,8 @@
 // text or base64 (`isBase64Encoded`); a result body goes back as text when
 // its type is textual and valid UTF-8, as base64 otherwise, so bytes of an
 // image survive the trip unchanged.
-import { readCapped } from '../../core/bytes.ts';
-import { knownBody } from '../../core/known-body.ts';
+import { readCapped } from '../../lib/bytes.ts';
+import { knownBody } from '../node/known-body.ts';
 import { MalformedEventError } from './errors.ts';
 
 // Standard alphabet with padding, as AWS encodes; Buffer alone would skip junk silently.

@@ -1,11 +1,10 @@
 // The part both handlers share: event -> Request -> service.fetch -> Response,
 // where an unreadable event is a 400 and a failing service a 500, never a throw.
-import { urlPath } from '../../core/context.ts';
-import { acceptKnownBodies } from '../../core/known-body.ts';
-import type { Logger } from '../../core/types.ts';
+import type { FetchOptions, Logger } from '../../core/types.ts';
+import { deferredJsonResponse } from '../node/known-body.ts';
 import type { DeadlineOptions } from './deadline.ts';
 import { detectEvent } from './detect.ts';
-import { errorFields, errorResponse, MalformedEventError } from './errors.ts';
+import { errorFields, MalformedEventError } from './errors.ts';
 import { eventToRequest, type EventRequest } from './request.ts';
 import type { EventKind, FetchService } from './types.ts';
 
@@ -29,27 +28,29 @@ export async function invoke(
   signal: AbortSignal,
   logger: Logger,
   basePath?: string,
+  /** What the handler says of how it answers (the buffered one: `buffered`). */
+  answer: Pick<FetchOptions, 'buffered'> = {},
 ): Promise<Invocation> {
   const kind = detectEvent(event);
   if (kind === null) {
-    return { kind, head: false, response: errorResponse(400, 'The event is not an HTTP request from API Gateway, a Lambda function URL or an Application Load Balancer.') };
+    const message = 'The event is not an HTTP request from API Gateway, a Lambda function URL or an Application Load Balancer.';
+    return { kind, head: false, response: service.refuse(400, message) };
   }
   let converted: EventRequest;
   try {
     converted = eventToRequest(event, kind, { signal, basePath });
   } catch (err) {
-    if (err instanceof MalformedEventError) return { kind, head: false, response: errorResponse(400, err.message) };
+    if (err instanceof MalformedEventError) return { kind, head: false, response: service.refuse(400, err.message) };
     logger.error('lambda adapter: event could not be read', errorFields(err));
-    return { kind, head: false, response: errorResponse(400) };
+    return { kind, head: false, response: service.refuse(400) };
   }
   const { request, mountPrefix } = converted;
-  // The handlers write a body the core already holds as text, without a Web stream.
-  acceptKnownBodies(request);
   const head = request.method === 'HEAD';
   try {
-    return { kind, head, response: await service.fetch(request, mountPrefix ? { mountPrefix } : undefined) };
+    // The handlers write a JSON body the core holds as text without a Web stream (deferredJsonResponse).
+    return { kind, head, response: await service.fetch(request, { mountPrefix, jsonResponse: deferredJsonResponse, ...answer }) };
   } catch (err) {
     logger.error('lambda adapter: request failed', { method: request.method, url: request.url, ...errorFields(err) });
-    return { kind, head, response: errorResponse(500, undefined, urlPath(request.url)) };
+    return { kind, head, response: service.refuse(500, undefined, request) };
   }
 }

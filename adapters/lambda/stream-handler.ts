@@ -5,7 +5,7 @@
 // cookies as the metadata prelude, then the body goes out chunk by chunk as
 // the service produces it, so SSE and NDJSON arrive live and large downloads
 // are not held in memory.
-import { knownBody } from '../../core/known-body.ts';
+import { knownBody } from '../node/known-body.ts';
 import { consoleLogger } from '../../core/log.ts';
 import { deadlineSignal } from './deadline.ts';
 import { errorFields } from './errors.ts';

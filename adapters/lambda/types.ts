@@ -1,5 +1,6 @@
 // The shapes the Lambda adapter reads and returns, declared structurally (as
 // AWS documents them) so nothing from aws-lambda is needed at run time.
+import type { Service } from '../../core/types.ts';
 
 /** Which integration sent the event; each one wants its own result shape. */
 export type EventKind =
@@ -68,11 +69,8 @@ export interface ResultAlb extends ResultV1 {
 
 export type LambdaResult = ResultV2 | ResultV1 | ResultAlb;
 
-/** What the adapter needs of a Service: `fetch`, and `idle` when it has one. */
-export interface FetchService {
-  fetch(request: Request, options?: { mountPrefix?: string }): Promise<Response>;
-  idle?(): Promise<void>;
-}
+/** What the adapter needs of a Service: `fetch`, `refuse` for its own answers, and `idle` when it has one. */
+export type FetchService = Pick<Service, 'fetch' | 'refuse'> & Partial<Pick<Service, 'idle'>>;
 
 /** A result without its body: what the streaming handler sends as the metadata prelude. */
 export type ResultHead = Omit<ResultV2, 'body' | 'isBase64Encoded'> | Omit<ResultV1, 'body' | 'isBase64Encoded'> | Omit<ResultAlb, 'body' | 'isBase64Encoded'>;

@@ -4,15 +4,15 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createService } from '../../core/index.ts';
+import { createService } from '../../index.ts';
 import { createComfyEngine } from '../../engine/comfyui/engine.ts';
 import type { Engine } from '../../engine/types.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../../storage/sql/sqlite.ts';
 import { CliUsageError, parseCliArgs, USAGE, type ServeCliOptions } from './cli-options.ts';
-import { createUpstreamMusicProvider } from './music-upstream.ts';
+import { createUpstreamMusicProvider } from '../../providers/upstream/music.ts';
 import { resolveHostWithDns } from './resolve-host.ts';
-import { createUpstreamVideoProvider } from './video-upstream.ts';
+import { createUpstreamVideoProvider } from '../../providers/upstream/video.ts';
 import { serve } from './server.ts';
 
 function engineFor({ workers }: ServeCliOptions): Engine | undefined {
@@ -36,10 +36,10 @@ async function runServe(options: ServeCliOptions): Promise<void> {
   const pool = workers.length > 0 ? { maxConcurrentJobs: workers.length, tierLimits: { default: workers.length } } : {};
   // One outbound policy for LoadImageFromURL, video key frames and callbacks: the switch, and names resolved with node:dns.
   const providers = {
-    ...(musicUpstream ? { musicProvider: createUpstreamMusicProvider(musicUpstream) } : {}),
-    ...(videoUpstream ? { videoProvider: createUpstreamVideoProvider(videoUpstream) } : {}),
+    music: musicUpstream ? createUpstreamMusicProvider(musicUpstream) : undefined,
+    video: videoUpstream ? createUpstreamVideoProvider(videoUpstream) : undefined,
   };
-  const service = await createService({ storage, token, engine, allowPrivateUrls, resolveHost: resolveHostWithDns, ...pool, ...providers });
+  const service = await createService({ storage, token, engine, allowPrivateUrls, resolveHost: resolveHostWithDns, ...pool, providers });
   if (musicUpstream) process.stderr.write(`graphrun: music generation forwarded to ${musicUpstream.baseUrl}\n`);
   if (videoUpstream) process.stderr.write(`graphrun: video generation forwarded to ${videoUpstream.baseUrl}\n`);
   if (workers.length > 0) process.stderr.write(`graphrun: running jobs on ${workers.length} worker(s): ${workers.join(', ')}\n`);

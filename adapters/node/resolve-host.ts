@@ -2,7 +2,7 @@
 // so a public-looking name that points into the private network is refused
 // (core and engine/local cannot resolve names with Web APIs alone).
 import { lookup } from 'node:dns/promises';
-import type { ResolveHost } from '../../engine/local/net/url-guard.ts';
+import type { ResolveHost } from '../../lib/net/url-guard.ts';
 
 export const resolveHostWithDns: ResolveHost = async (hostname) => {
   const name = hostname.replace(/^\[|\]$/g, '');

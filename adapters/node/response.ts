@@ -2,7 +2,7 @@
 // and the body streamed chunk by chunk at the pace the client reads it, or
 // written at once when the core built it from bytes it already had.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { knownBody } from '../../core/known-body.ts';
+import { knownBody } from './known-body.ts';
 import { mustCloseConnection } from './request-body.ts';
 
 // Connection management belongs to Node's HTTP layer, not to the service.

@@ -3,9 +3,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger, Service } from '../../core/types.ts';
-import { acceptKnownBodies } from '../../core/known-body.ts';
 import { consoleLogger } from '../../core/log.ts';
-import { errorFields, errorResponse, statusOf } from './errors.ts';
+import { errorFields, refusal, statusOf } from './errors.ts';
+import { deferredJsonResponse } from './known-body.ts';
 import { incomingMessageToRequest, type NodeRequestOptions, type RequestParts } from './request.ts';
 import { normalizeMountPrefix, underPrefix } from './mount-prefix.ts';
 import { ClientGoneError } from './request-body.ts';
@@ -25,17 +25,24 @@ export interface NodeHandlerOptions extends NodeRequestOptions {
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
-/** The request's path under the mount, for the shape of an error the adapter answers itself. */
-const pathUnder = (req: IncomingMessage, mounted: MountedRequest) => (mounted.target ?? req.url ?? '/').split('?', 1)[0];
+/** How the core builds the JSON it answers with: bodies writeResponse sends as text, with no Web stream made for them. */
+const ROOT_OPTIONS = { jsonResponse: deferredJsonResponse };
 
-async function fail(req: IncomingMessage, res: ServerResponse, err: unknown, logger: Logger, path: string): Promise<void> {
+async function fail(
+  service: Service,
+  req: IncomingMessage,
+  res: ServerResponse,
+  err: unknown,
+  opts: NodeRequestOptions & { logger: Logger },
+  target: string | undefined,
+): Promise<void> {
   // The client left (mid-upload, mid-response): nobody to answer, nothing to report.
   if (res.destroyed || err instanceof ClientGoneError) return void res.destroy();
   const status = statusOf(err);
-  if (status === 500) logger.error('node adapter: request failed', { method: req.method, url: req.url, ...errorFields(err) });
+  if (status === 500) opts.logger.error('node adapter: request failed', { method: req.method, url: req.url, ...errorFields(err) });
   if (res.headersSent) return void res.destroy();
   for (const name of res.getHeaderNames()) res.removeHeader(name);
-  await writeResponse(res, errorResponse(status, path), req).catch(() => res.destroy());
+  await writeResponse(res, refusal(service, status, req, { trustProxy: opts.trustProxy, target }), req).catch(() => res.destroy());
 }
 
 /** How a framework hands a request over: what it already took off it (prefix, body). */
@@ -60,15 +67,13 @@ export async function handleNodeRequest(
     // Refused before a byte is read; the response then closes the connection.
     const { maxBodyBytes } = opts;
     if (maxBodyBytes !== undefined && mounted.body === undefined && Number(req.headers['content-length'] ?? 0) > maxBodyBytes) {
-      return await writeResponse(res, errorResponse(413, pathUnder(req, mounted)), req);
+      return await writeResponse(res, refusal(service, 413, req, { trustProxy: opts.trustProxy, target: mounted.target }), req);
     }
     const request = incomingMessageToRequest(req, res, opts, mounted);
-    // writeResponse sends a known body itself, so the core need not build a stream for it.
-    acceptKnownBodies(request);
-    const response = await (mounted.mountPrefix ? service.fetch(request, { mountPrefix: mounted.mountPrefix }) : service.fetch(request));
-    await writeResponse(res, response, req);
+    const options = mounted.mountPrefix ? { ...ROOT_OPTIONS, mountPrefix: mounted.mountPrefix } : ROOT_OPTIONS;
+    await writeResponse(res, await service.fetch(request, options), req);
   } catch (err) {
-    await fail(req, res, err, opts.logger, pathUnder(req, mounted)).catch(() => res.destroy());
+    await fail(service, req, res, err, opts, mounted.target).catch(() => res.destroy());
   }
 }
 
@@ -79,7 +84,8 @@ export function createNodeHandler(service: Service, opts: NodeHandlerOptions = {
   if (prefix === '') return (req, res) => void handleNodeRequest(service, req, res, options);
   return (req, res) => {
     const target = underPrefix(req.url ?? '/', prefix);
-    if (target === undefined) return void writeResponse(res, errorResponse(404), req).catch(() => res.destroy());
+    // Outside the mount: not the service's path, so its default shape.
+    if (target === undefined) return void writeResponse(res, service.refuse(404), req).catch(() => res.destroy());
     void handleNodeRequest(service, req, res, options, { target, mountPrefix: prefix });
   };
 }

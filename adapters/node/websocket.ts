@@ -9,7 +9,7 @@ import type { Logger, Service, WsPeer } from '../../core/types.ts';
 import { writeRawResponse } from './raw-response.ts';
 import { requestHeaders, requestUrl } from './request-head.ts';
 import { consoleLogger } from '../../core/log.ts';
-import { errorFields, errorResponse, statusOf } from './errors.ts';
+import { errorFields, statusOf } from './errors.ts';
 import { normalizeMountPrefix, underPrefix } from './mount-prefix.ts';
 
 export interface WebSocketOptions {
@@ -101,7 +101,7 @@ export function attachWebSocket(server: Server, service: Service, opts: WebSocke
     socket.once('close', onClose);
     try {
       if (req.headers.upgrade?.toLowerCase() !== 'websocket') {
-        return await writeRawResponse(socket, errorResponse(400, 'malformed_request', 'Only WebSocket upgrades are supported.'));
+        return await writeRawResponse(socket, service.refuse(400, 'Only WebSocket upgrades are supported.'));
       }
       const start = { url: requestUrl(req, opts.trustProxy, target), headers: req.headers };
       const request = new Request(start.url, { headers: requestHeaders(req), signal: abort.signal });
@@ -117,7 +117,7 @@ export function attachWebSocket(server: Server, service: Service, opts: WebSocke
     } catch (err) {
       const status = statusOf(err) === 400 ? 400 : 500;
       if (status === 500) logger.error('websocket upgrade failed', errorFields(err));
-      await writeRawResponse(socket, errorResponse(status)).catch(() => socket.destroy());
+      await writeRawResponse(socket, service.refuse(status)).catch(() => socket.destroy());
     }
   }
 

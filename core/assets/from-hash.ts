@@ -34,7 +34,7 @@ export async function assetFromHash(request: Request, ctx: ServiceContext): Prom
       throw new ApiError('blob_not_found', 'No stored content with this hash is available to this account.');
     }
     const filePath = body.file_path ?? existing[0].file_path;
-    const retention = body.expires_in ?? ctx.defaultRetentionSeconds;
+    const retention = body.expires_in ?? ctx.config.defaultRetentionSeconds;
     const deadline = retention === null ? null : ctx.now() + retention * 1000;
     // "Identical" means same path and tags, living at least as long as asked:
     // returning a shorter-lived record would shorten the retention requested.

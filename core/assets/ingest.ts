@@ -3,7 +3,7 @@
 // its content key (or dropped on a dedup hit) and the asset row is written.
 // Uploads use it now; engine outputs will take the same path.
 import type { AssetRecord, BlobWriter, CommitAssetResult } from '../../storage/types.ts';
-import type { ServiceContext } from '../context.ts';
+import type { ServiceBase } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { blobKeyOf } from '../hash.ts';
 
@@ -18,7 +18,7 @@ export interface StagedBlob {
  * aborted (nothing left behind) if the body fails.
  */
 export async function stageBlob(
-  ctx: ServiceContext,
+  ctx: ServiceBase,
   body: AsyncIterable<Uint8Array>,
 ): Promise<StagedBlob> {
   const hasher = await ctx.createHasher();
@@ -82,7 +82,7 @@ export interface AssetFields {
  * asset over the same bytes, since re-referencing content never shortens it.
  */
 export async function mintAsset(
-  ctx: ServiceContext,
+  ctx: ServiceBase,
   blob: { hash: string; size: number; key?: string; writer?: BlobWriter },
   fields: AssetFields,
 ): Promise<MintResult> {
@@ -118,7 +118,7 @@ export async function mintAsset(
 }
 
 /** Deletes the blob's bytes and row if no asset references it any more. */
-export async function collectBlob(ctx: ServiceContext, key: string): Promise<boolean> {
+export async function collectBlob(ctx: ServiceBase, key: string): Promise<boolean> {
   return ctx.blobLocks.run(key, async () => {
     if (!(await ctx.metadata.deleteBlobIfUnreferenced(key))) return false;
     await ctx.blobs.delete(key);
@@ -127,10 +127,10 @@ export async function collectBlob(ctx: ServiceContext, key: string): Promise<boo
 }
 
 /** Schedules the content scanner, if any, after the response is on its way. */
-export function scheduleScan(ctx: ServiceContext, asset: AssetRecord, view: Parameters<NonNullable<ServiceContext['scanner']>>[0]) {
+export function scheduleScan(ctx: ServiceBase, asset: AssetRecord, view: Parameters<NonNullable<ServiceBase['scanner']>>[0]) {
   const scanner = ctx.scanner;
   if (!scanner) return;
-  ctx.background(`scan ${asset.id}`, async () => {
+  ctx.background.run(`scan ${asset.id}`, async () => {
     const verdict = await scanner(view, {
       open: async () => {
         const stream = await ctx.blobs.get(asset.blob_key);

@@ -2,7 +2,7 @@
 // and a deleted one all answer a plain 404, indistinguishable from absent.
 import type { AccountRecord, AssetRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
-import { jsonResponse } from '../known-body.ts';
+import { jsonResponse } from '../request-options.ts';
 import { notFound } from '../errors.ts';
 import { AssetId } from '../schemas.ts';
 import * as v from 'valibot';
@@ -20,7 +20,7 @@ export async function findOwnAsset(ctx: ServiceContext, account: AccountRecord, 
 export async function getAsset(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
   const account = await ctx.auth.authenticate(request);
   const asset = await findOwnAsset(ctx, account, id);
-  return jsonResponse(await assetView(ctx, request, asset), { headers: { 'Cache-Control': 'no-store' } }, request);
+  return jsonResponse(request, await assetView(ctx, request, asset), { headers: { 'Cache-Control': 'no-store' } });
 }
 
 export async function deleteAsset(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
@@ -28,6 +28,6 @@ export async function deleteAsset(request: Request, ctx: ServiceContext, id: str
   const asset = await findOwnAsset(ctx, account, id);
   if (!(await ctx.metadata.deleteAsset(account.id, asset.id, ctx.now()))) throw notFound('No asset with this id.');
   // The bytes go only when nothing else references them; collection takes the blob lock.
-  ctx.background(`collect ${asset.blob_key}`, async () => void (await collectBlob(ctx, asset.blob_key)));
+  ctx.background.run(`collect ${asset.blob_key}`, async () => void (await collectBlob(ctx, asset.blob_key)));
   return new Response(null, { status: 204 });
 }

@@ -47,7 +47,7 @@ export async function uploadAsset(request: Request, ctx: ServiceContext): Promis
     throw new ApiError('unsupported_media_type', 'The body must be multipart/form-data with a boundary.');
   }
   const declared = request.headers.get('content-length');
-  if (declared !== null && Number(declared) > ctx.maxUploadBytes) throw tooLarge(ctx.maxUploadBytes);
+  if (declared !== null && Number(declared) > ctx.config.maxUploadBytes) throw tooLarge(ctx.config.maxUploadBytes);
   if (!request.body) throw new ApiError('malformed_request', 'The request has no body.');
   const body = request.body;
 
@@ -56,7 +56,7 @@ export async function uploadAsset(request: Request, ctx: ServiceContext): Promis
     try {
       const text: Record<string, string> = {};
       const tags: string[] = [];
-      for await (const part of parseMultipart(body, boundary, { maxBodyBytes: ctx.maxUploadBytes })) {
+      for await (const part of parseMultipart(body, boundary, { maxBodyBytes: ctx.config.maxUploadBytes })) {
         if (part.name === 'file') {
           if (staged) throw invalid('file: given more than once', 'file', 'must appear once');
           staged = await stageBlob(ctx, part.body);
@@ -83,7 +83,7 @@ export async function uploadAsset(request: Request, ctx: ServiceContext): Promis
         );
       }
       const now = ctx.now();
-      const retention = fields.expires_in ?? ctx.defaultRetentionSeconds;
+      const retention = fields.expires_in ?? ctx.config.defaultRetentionSeconds;
       const result = await mintAsset(ctx, staged, {
         account_id: account.id,
         content_type: fields.content_type,
@@ -100,7 +100,7 @@ export async function uploadAsset(request: Request, ctx: ServiceContext): Promis
       return Response.json(view, { status: result.created_new ? 201 : 200 });
     } catch (err) {
       if (staged) await (staged as StagedBlob).writer.abort();
-      if (err instanceof MultipartLimitError) throw tooLarge(ctx.maxUploadBytes);
+      if (err instanceof MultipartLimitError) throw tooLarge(ctx.config.maxUploadBytes);
       if (err instanceof MultipartError) {
         throw new ApiError('malformed_request', `The multipart body could not be parsed: ${err.message}.`);
       }

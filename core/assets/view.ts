@@ -2,7 +2,8 @@
 // fresh signed content URL on every read.
 import type { AssetRecord } from '../../storage/types.ts';
 import type * as v from 'valibot';
-import { linkBase, type ServiceContext } from '../context.ts';
+import type { ServiceBase } from '../context.ts';
+import { linkBase } from '../links.ts';
 import type { AssetSchema } from '../schemas.ts';
 import { signedUrlExpiry } from '../signing.ts';
 
@@ -45,8 +46,8 @@ let lastExpiry = { ms: NaN, iso: '' };
  * and when it expires: on a coarse grid of whole seconds (see
  * signedUrlExpiry), the same instant the signature carries.
  */
-export function signedContentUrl(ctx: ServiceContext, base: string, asset: AssetRecord): { url: string; url_expires_at: string } {
-  const expires = signedUrlExpiry(ctx.now(), ctx.signedUrlTtlSeconds);
+export function signedContentUrl(ctx: ServiceBase, base: string, asset: AssetRecord): { url: string; url_expires_at: string } {
+  const expires = signedUrlExpiry(ctx.now(), ctx.config.signedUrlTtlSeconds);
   if (lastExpiry.ms !== expires) lastExpiry = { ms: expires, iso: iso(expires) };
   const query = `${ctx.signer.signQuery(contentSubject(asset), expires)}&account=${formEncode(asset.account_id)}`;
   return { url: `${base}${contentPath(asset.id)}?${query}`, url_expires_at: lastExpiry.iso };
@@ -56,7 +57,7 @@ export function signedContentUrl(ctx: ServiceContext, base: string, asset: Asset
  * The Asset with links under `base` (origin and mount prefix): a request's
  * `linkBase`, or one stored for a delivery long after the request.
  */
-export function assetViewAt(ctx: ServiceContext, base: string, asset: AssetRecord): AssetView {
+export function assetViewAt(ctx: ServiceBase, base: string, asset: AssetRecord): AssetView {
   const { url, url_expires_at } = signedContentUrl(ctx, base, asset);
   return {
     id: asset.id,
@@ -72,7 +73,7 @@ export function assetViewAt(ctx: ServiceContext, base: string, asset: AssetRecor
 }
 
 export async function assetView(
-  ctx: ServiceContext,
+  ctx: ServiceBase,
   request: Request,
   asset: AssetRecord,
   createdNew?: boolean,

@@ -4,7 +4,7 @@
 // `/api/view`, the upload routes, history and WebSocket `executed` messages
 // all speak these names; an account resolves a name only to its own assets.
 import type { AssetRecord } from '../../storage/types.ts';
-import type { ServiceContext } from '../context.ts';
+import type { ServiceBase } from '../context.ts';
 
 const EXT_BY_TYPE: Record<string, string> = {
   'image/png': '.png',
@@ -46,7 +46,7 @@ export function hashOfFileName(name: string): string | null {
  * name, else the newest with that file path (names the reference engine
  * gives, e.g. `ComfyUI_00001_.png`, used by clients that kept them).
  */
-export async function findByFileName(ctx: ServiceContext, accountId: string, name: string): Promise<AssetRecord | null> {
+export async function findByFileName(ctx: Pick<ServiceBase, 'metadata' | 'now'>, accountId: string, name: string): Promise<AssetRecord | null> {
   const now = ctx.now();
   const hash = hashOfFileName(name);
   if (hash) {

@@ -19,7 +19,7 @@ const NO_STORE = { 'Cache-Control': 'no-store' };
 
 async function entries(ctx: ServiceContext, jobs: JobRecord[]): Promise<Record<string, unknown>> {
   const [defs, outputs] = await Promise.all([
-    ctx.jobs.engine.nodeDefinitions(),
+    ctx.engine.nodeDefinitions(),
     Promise.all(jobs.map((j) => ctx.metadata.listJobAssets(j.account_id, j.id))),
   ]);
   const out: Record<string, unknown> = {};

@@ -1,15 +1,15 @@
 // Cloud-compatible routes (jobs): submission, status, queue, interrupt,
 // history, the cloud's job list, system stats and feature flags. Declared
-// without the `/api` prefix; routes.ts serves each under `/api` and bare.
+// without the `/api` prefix; surface.ts serves each under `/api` and bare.
 import { getCloudJob, listCloudJobs } from './cloud-jobs.ts';
 import { getHistory, getHistoryItem } from './history.ts';
 import { getJobStatus } from './job-status.ts';
 import { getPrompt, postPrompt } from './prompt.ts';
 import { getQueue, postInterrupt, postQueue } from './queue.ts';
-import type { CloudRoute } from './respond.ts';
+import type { Route } from '../surface.ts';
 import { getFeatures, getSystemStats } from './system.ts';
 
-export const CLOUD_JOBS_ROUTES: CloudRoute[] = [
+export const CLOUD_JOBS_ROUTES: Route[] = [
   ['POST', '/prompt', (r, c) => postPrompt(r, c)],
   ['GET', '/prompt', (r, c) => getPrompt(r, c)],
   ['GET', '/job/:prompt_id/status', (r, c, p) => getJobStatus(r, c, p.prompt_id)],

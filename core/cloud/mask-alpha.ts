@@ -6,7 +6,7 @@
 // fails on a mask of another size, the mask is scaled to the original's size
 // (nearest neighbour). Images go through the local engine's PNG codec (PNG
 // only; 16384 px per edge, 64 megapixels).
-import { decodePng, encodePng, PngError } from '../../engine/local/png/index.ts';
+import { decodePng, encodePng, PngError } from '../../lib/png/index.ts';
 import { imageSizeProblem, pngSize } from './sniff.ts';
 
 /** Which of the two images could not be read, and why. */

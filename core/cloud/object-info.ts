@@ -48,7 +48,7 @@ const CACHE = { 'Cache-Control': 'no-store' };
 
 export async function getObjectInfo(request: Request, ctx: ServiceContext): Promise<Response> {
   await cloudAccount(request, ctx);
-  const defs = await ctx.jobs.engine.nodeDefinitions();
+  const defs = await ctx.engine.nodeDefinitions();
   const out: Record<string, unknown> = {};
   for (const [name, def] of Object.entries(defs)) out[name] = nodeInfo(name, def);
   return Response.json(out, { headers: CACHE });
@@ -56,7 +56,7 @@ export async function getObjectInfo(request: Request, ctx: ServiceContext): Prom
 
 export async function getNodeClassInfo(request: Request, ctx: ServiceContext, cls: string): Promise<Response> {
   await cloudAccount(request, ctx);
-  const defs = await ctx.jobs.engine.nodeDefinitions();
+  const defs = await ctx.engine.nodeDefinitions();
   if (!Object.hasOwn(defs, cls)) throw notFound(`No node class named "${cls.slice(0, 200)}".`);
   return Response.json({ [cls]: nodeInfo(cls, defs[cls]) }, { headers: CACHE });
 }

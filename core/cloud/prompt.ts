@@ -59,7 +59,7 @@ const promptIdUsed = (id: string) => refusal('invalid_request', 'invalid_prompt_
 async function submitPrompt(request: Request, ctx: ServiceContext): Promise<Response> {
   const account = await cloudAccount(request, ctx);
   await requireActiveSubscription(ctx, account);
-  const fields = readFields(await readJson(request, ctx.jobs.maxWorkflowBytes, { anyContentType: true }));
+  const fields = readFields(await readJson(request, ctx.config.maxWorkflowBytes, { anyContentType: true }));
   const extra = partnerKey(ctx, fields.extra_data ?? undefined);
   const workflow = fields.prompt;
   const problem = await checkWorkflow(ctx, account, workflow);

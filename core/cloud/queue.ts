@@ -27,7 +27,7 @@ const NO_STORE = { 'Cache-Control': 'no-store' };
 export async function getQueue(request: Request, ctx: ServiceContext): Promise<Response> {
   const account = await cloudAccount(request, ctx);
   const list = (statuses: string[]) => ctx.metadata.listAccountJobs(account.id, { statuses, order: 'asc', limit: MAX_LISTED });
-  const [running, pending, defs] = await Promise.all([list(RUNNING_STATUSES), list(['queued']), ctx.jobs.engine.nodeDefinitions()]);
+  const [running, pending, defs] = await Promise.all([list(RUNNING_STATUSES), list(['queued']), ctx.engine.nodeDefinitions()]);
   return Response.json(
     { queue_running: running.map((j) => queueItem(j, defs)), queue_pending: pending.map((j) => queueItem(j, defs)) },
     { headers: NO_STORE },

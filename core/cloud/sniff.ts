@@ -3,7 +3,7 @@
 // a PNG's size read from its header, so an image beyond the contract's limits
 // is refused before anything is stored. The first bytes are kept while the
 // file streams through (nothing else of it is held).
-import { DEFAULT_LIMITS } from '../../engine/local/png/index.ts';
+import { DEFAULT_LIMITS } from '../../lib/png/index.ts';
 
 export const PREFIX_BYTES = 64;
 

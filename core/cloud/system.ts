@@ -16,7 +16,7 @@ interface NavigatorLike {
 
 /** The flags the server announces (also answered to a WebSocket `feature_flags` message). */
 export function serverFeatures(ctx: ServiceContext): Record<string, unknown> {
-  return { supports_preview_metadata: true, max_upload_size: ctx.maxUploadBytes };
+  return { supports_preview_metadata: true, max_upload_size: ctx.config.maxUploadBytes };
 }
 
 export async function getSystemStats(_request: Request, _ctx: ServiceContext): Promise<Response> {

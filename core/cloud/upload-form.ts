@@ -2,7 +2,7 @@
 // file part `image` goes to the caller's `take` as it streams (the image
 // route stages it into the blob store, the mask route keeps it to decode),
 // the short text fields are gathered, other parts are drained and skipped.
-// Size: the body is capped at ctx.maxUploadBytes (413); a body that is not
+// Size: the body is capped at ctx.config.maxUploadBytes (413); a body that is not
 // multipart is a 415 and one that cannot be parsed a 400.
 import type { ServiceContext } from '../context.ts';
 import { ApiError, invalid } from '../errors.ts';
@@ -34,12 +34,12 @@ export async function readUploadForm<T>(request: Request, ctx: ServiceContext, r
   const boundary = multipartBoundary(request.headers.get('content-type'));
   if (!boundary) throw new ApiError('unsupported_media_type', 'The body must be multipart/form-data with a boundary.');
   const declared = request.headers.get('content-length');
-  if (declared !== null && Number(declared) > ctx.maxUploadBytes) throw tooLarge(ctx.maxUploadBytes);
+  if (declared !== null && Number(declared) > ctx.config.maxUploadBytes) throw tooLarge(ctx.config.maxUploadBytes);
   if (!request.body) throw new ApiError('malformed_request', 'The request has no body.');
   const fields: Record<string, string> = {};
   let taken: { file: T; filename: string | null; contentType: string | null } | null = null;
   try {
-    for await (const part of parseMultipart(request.body, boundary, { maxBodyBytes: ctx.maxUploadBytes })) {
+    for await (const part of parseMultipart(request.body, boundary, { maxBodyBytes: ctx.config.maxUploadBytes })) {
       if (part.name === 'image') {
         if (taken) throw invalid('image: given more than once', 'image', 'must appear once');
         taken = { file: await reader.take(part), filename: part.filename, contentType: part.contentType };
@@ -52,7 +52,7 @@ export async function readUploadForm<T>(request: Request, ctx: ServiceContext, r
     return { ...taken, fields };
   } catch (err) {
     if (taken) await reader.drop(taken.file);
-    if (err instanceof MultipartLimitError) throw tooLarge(ctx.maxUploadBytes);
+    if (err instanceof MultipartLimitError) throw tooLarge(ctx.config.maxUploadBytes);
     if (err instanceof MultipartError) throw new ApiError('malformed_request', `The multipart body could not be parsed: ${err.message}.`);
     throw err;
   }

@@ -10,7 +10,7 @@ import type { AccountRecord, AssetRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { invalid, notFound } from '../errors.ts';
 import { stageBlob } from '../assets/ingest.ts';
-import { concatBytes } from '../bytes.ts';
+import { concatBytes } from '../../lib/bytes.ts';
 import type { MultipartPart } from '../multipart.ts';
 import { cloudAccount } from './auth.ts';
 import { findByFileName } from './file-names.ts';
@@ -64,8 +64,8 @@ async function originalBytes(ctx: ServiceContext, account: AccountRecord, name: 
   const missing = () => notFound(`original_ref: you have no file named "${name}".`);
   const asset = await findByFileName(ctx, account.id, name);
   if (!asset) throw missing();
-  if (asset.size_bytes > ctx.maxUploadBytes) {
-    throw invalid(`original_ref: the original is larger than ${ctx.maxUploadBytes} bytes`, 'original_ref', 'too large');
+  if (asset.size_bytes > ctx.config.maxUploadBytes) {
+    throw invalid(`original_ref: the original is larger than ${ctx.config.maxUploadBytes} bytes`, 'original_ref', 'too large');
   }
   const body = await ctx.blobs.get(asset.blob_key);
   if (!body) throw missing();

@@ -16,7 +16,7 @@ export const TEMP_RETENTION_SECONDS = 24 * 60 * 60;
 
 /** The upload's retention deadline (epoch ms), null = never expires. */
 export function uploadExpiry(ctx: ServiceContext, type: FileType): number | null {
-  const fallback = ctx.defaultRetentionSeconds;
+  const fallback = ctx.config.defaultRetentionSeconds;
   const seconds = type === 'temp' ? Math.min(TEMP_RETENTION_SECONDS, fallback ?? Infinity) : fallback;
   return seconds === null ? null : ctx.now() + seconds * 1000;
 }

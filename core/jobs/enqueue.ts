@@ -40,7 +40,7 @@ export function partnerKey(
   }
   const value = key ?? alias;
   if (value === undefined) return undefined;
-  if (!ctx.jobs.runsJobs) {
+  if (!ctx.config.runJobs) {
     // It is never stored, so only the instance that runs the job could hand it on.
     throw invalid(
       'extra_data: this instance only queues jobs (another one runs them), so it cannot forward a partner-node key',
@@ -76,7 +76,7 @@ export function problemError(p: WorkflowProblem): ApiError {
 
 /** The workflow's partner nodes (classes that call external services), as [id, class_type]. */
 export async function partnerNodes(ctx: ServiceContext, workflow: Record<string, unknown>): Promise<Array<[string, string]>> {
-  const defs = await ctx.jobs.engine.nodeDefinitions();
+  const defs = await ctx.engine.nodeDefinitions();
   const found: Array<[string, string]> = [];
   for (const [id, node] of Object.entries(workflow)) {
     const cls = typeof node === 'object' && node !== null && typeof (node as { class_type?: unknown }).class_type === 'string' ? (node as { class_type: string }).class_type : undefined;
@@ -142,7 +142,7 @@ export async function checkWorkflow(
   if (Object.keys(workflow).length === 0) {
     return { code: 'invalid_workflow', message: 'The workflow has no nodes.', reason: 'prompt_no_outputs', node_errors: {} };
   }
-  const validation = await ctx.jobs.engine.validate(resolveAssetRefs(workflow));
+  const validation = await ctx.engine.validate(resolveAssetRefs(workflow));
   const verdict = workflowErrors(validation);
   if (verdict) return { code: 'invalid_workflow', ...verdict, validation };
   return assetProblems(ctx, account, workflow);
@@ -179,7 +179,7 @@ export async function enqueueJob(
         status: 'queued',
         workflow,
         created_at: now,
-        expires_at: now + ctx.jobs.retentionMs,
+        expires_at: now + ctx.config.jobRetentionMs,
       });
     } catch (err) {
       ctx.jobs.extraData.delete(id);
@@ -187,7 +187,7 @@ export async function enqueueJob(
     }
     commitment.committed();
     ctx.jobs.hub.announce(job, 'queued');
-    if (ctx.jobs.runsJobs) ctx.jobs.scheduler.kick();
+    if (ctx.config.runJobs) ctx.jobs.scheduler.kick();
     return { job, ahead };
   });
 }

@@ -31,7 +31,7 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
     clearInterval(poll);
     ctx.jobs.sessions.delete(finish);
   };
-  const sse = createSseStream({ signal: request.signal, keepaliveMs: ctx.jobs.sseKeepaliveMs, onCancel: cleanup });
+  const sse = createSseStream({ signal: request.signal, keepaliveMs: ctx.config.sseKeepaliveMs, onCancel: cleanup });
   function finish() {
     if (!sse.closed) sse.close();
     cleanup();

@@ -3,7 +3,7 @@
 // expire with the job; inputs are the account's live assets, by id or name.
 import type { ExecutionContext, OutputAsset } from '../../engine/types.ts';
 import type { AssetRecord, JobRecord } from '../../storage/types.ts';
-import type { ServiceContext } from '../context.ts';
+import type { ServiceBase } from '../context.ts';
 import { mintAsset, stageBlob } from '../assets/ingest.ts';
 import { findByFileName } from '../cloud/file-names.ts';
 
@@ -37,7 +37,7 @@ export const TEMP_RETENTION_MS = 24 * 3600 * 1000;
  * Returns the asset and whether it is new.
  */
 export async function commitJobOutput(
-  ctx: ServiceContext,
+  ctx: ServiceBase,
   job: JobRecord,
   output: OutputInput,
 ): Promise<{ asset: AssetRecord; created: boolean }> {
@@ -81,7 +81,7 @@ export async function commitJobOutput(
 
 /** An input asset of the job's account: by id, or the newest with that file name. */
 export async function readJobAsset(
-  ctx: ServiceContext,
+  ctx: ServiceBase,
   accountId: string,
   ref: { id?: string; name?: string },
 ): ReturnType<ExecutionContext['readAsset']> {

@@ -3,7 +3,7 @@
 // unknown id all answer the same 404.
 import type { JobRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
-import { jsonResponse } from '../known-body.ts';
+import { jsonResponse } from '../request-options.ts';
 import { notFound } from '../errors.ts';
 import { canTransition, transition, type JobStatus } from './state-machine.ts';
 import { findOwnJob, jobView } from './view.ts';
@@ -13,14 +13,14 @@ const NO_STORE = { 'Cache-Control': 'no-store' };
 export async function getJob(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
   const account = await ctx.auth.authenticate(request);
   const job = await findOwnJob(ctx, account, id);
-  return jsonResponse(await jobView(ctx, request, job), { headers: NO_STORE }, request);
+  return jsonResponse(request, await jobView(ctx, request, job), { headers: NO_STORE });
 }
 
 export async function getJobWorkflow(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
   const account = await ctx.auth.authenticate(request);
   const job = await findOwnJob(ctx, account, id);
   // Only the graph is stored: extra_data (a credential) never reaches the row.
-  return jsonResponse({ workflow: job.workflow, format: 'api' }, { headers: NO_STORE }, request);
+  return jsonResponse(request, { workflow: job.workflow, format: 'api' }, { headers: NO_STORE });
 }
 
 /** Moves the job one step toward canceled; returns the row as it is afterwards. */
@@ -47,5 +47,5 @@ export async function requestCancel(ctx: ServiceContext, job: JobRecord): Promis
 export async function cancelJob(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
   const account = await ctx.auth.authenticate(request);
   const job = await requestCancel(ctx, await findOwnJob(ctx, account, id));
-  return jsonResponse(await jobView(ctx, request, job), { headers: NO_STORE }, request);
+  return jsonResponse(request, await jobView(ctx, request, job), { headers: NO_STORE });
 }

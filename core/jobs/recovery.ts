@@ -7,14 +7,14 @@
 // several, a starting instance cannot tell a dead owner from a live one and
 // would take over the other's running jobs. That needs leases, which come
 // with the shared scale-out storage.
-import type { ServiceContext } from '../context.ts';
+import type { ServiceBase } from '../context.ts';
 import { INTERRUPTED_ERROR } from './job-errors.ts';
 import { transition } from './state-machine.ts';
 
 const BATCH = 500;
 
 
-export async function recoverInterruptedJobs(ctx: ServiceContext, policy: 'rerun' | 'fail'): Promise<number> {
+export async function recoverInterruptedJobs(ctx: ServiceBase, policy: 'rerun' | 'fail'): Promise<number> {
   let settled = 0;
   for (;;) {
     const jobs = await ctx.metadata.listJobsByStatus(['running', 'canceling'], BATCH);

@@ -5,9 +5,9 @@
 // this instance is shutting down goes back to the queue instead.
 import { ExecutionError, type Engine, type ExecutionContext } from '../../engine/types.ts';
 import type { JobRecord } from '../../storage/types.ts';
-import { toBase64 } from '../base64.ts';
-import type { ServiceContext } from '../context.ts';
-import { pause } from '../pause.ts';
+import { toBase64 } from '../../lib/base64.ts';
+import type { ServiceBase } from '../context.ts';
+import { pause } from '../../lib/pause.ts';
 import { partnerServices } from '../proxy/partner.ts';
 import type { AccountEvent, JobHub, PreviewPayload } from './hub.ts';
 import { commitJobOutput, readJobAsset, toOutputAsset } from './outputs.ts';
@@ -27,7 +27,7 @@ export class JobAbort extends Error {
 }
 
 export interface RunnerDeps {
-  ctx: ServiceContext;
+  ctx: ServiceBase;
   engine: Engine;
   hub: JobHub;
   /** Jobs running on this instance, for cancel and shutdown. */

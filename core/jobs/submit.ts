@@ -3,7 +3,7 @@
 // admission checks (credits, queue depth) and a durable `queued` row. The
 // checks and the admission are shared with the cloud surface (enqueue.ts).
 import type { ServiceContext } from '../context.ts';
-import { mountPrefix } from '../context.ts';
+import { mountPrefix } from '../links.ts';
 import { invalid } from '../errors.ts';
 import { readJson } from '../read-json.ts';
 import { EXTRA_DATA_KEYS, JobSubmission, validate } from '../schemas.ts';
@@ -39,7 +39,7 @@ function checkEnvelope(body: unknown): void {
 
 export async function submitJob(request: Request, ctx: ServiceContext): Promise<Response> {
   const account = await ctx.auth.authenticate(request);
-  const body = await readJson(request, ctx.jobs.maxWorkflowBytes);
+  const body = await readJson(request, ctx.config.maxWorkflowBytes);
   checkEnvelope(body);
   const submission = validate(JobSubmission, body);
   const extra = partnerKey(ctx, submission.extra_data);

@@ -1,9 +1,7 @@
-// The job machinery of one service instance: the engine, the scheduler that
-// feeds it, the runner, the live-event hub and the stream cap, built from the
-// service options. Handlers reach it as `ctx.jobs`.
-import type { Engine } from '../../engine/types.ts';
-import type { ServiceContext } from '../context.ts';
-import type { ServiceOptions } from '../types.ts';
+// The job machinery of one service instance: the scheduler that feeds the
+// engine, the runner, the live-event hub and the stream cap, built from the
+// service's shared parts. Handlers reach it as `ctx.jobs`.
+import type { ServiceBase } from '../context.ts';
 import { createJobHub, type JobHub } from './hub.ts';
 import { recoverInterruptedJobs } from './recovery.ts';
 import { createJobRunner, JobAbort } from './runner.ts';
@@ -11,7 +9,6 @@ import { createScheduler, type Scheduler } from './scheduler.ts';
 import { createStreamLimiter, type StreamLimiter } from './stream-limits.ts';
 
 export interface JobSystem {
-  engine: Engine;
   scheduler: Scheduler;
   hub: JobHub;
   streams: StreamLimiter;
@@ -19,10 +16,6 @@ export interface JobSystem {
   extraData: Map<string, Record<string, unknown>>;
   /** Open event streams; each entry ends its stream (at shutdown). */
   sessions: Set<() => void>;
-  runsJobs: boolean;
-  retentionMs: number;
-  maxWorkflowBytes: number;
-  sseKeepaliveMs: number;
   /** Whether the job is running on this instance (its live events come through the hub). */
   runsHere(jobId: string): boolean;
   /** Aborts the job if it runs on this instance; false when it does not. */
@@ -33,18 +26,16 @@ export interface JobSystem {
   close(): Promise<void>;
 }
 
-export const DEFAULT_JOB_RETENTION_SECONDS = 7 * 24 * 3600;
-export const DEFAULT_MAX_WORKFLOW_BYTES = 8 * 1024 * 1024;
-
-export function createJobSystem(ctx: ServiceContext, options: ServiceOptions, engine: Engine): JobSystem {
+export function createJobSystem(ctx: ServiceBase): JobSystem {
+  const { config, engine } = ctx;
   const hub = createJobHub((err) => ctx.logger.error('job event listener failed', { error: String(err) }));
   const active = new Map<string, AbortController>();
   const extraData = new Map<string, Record<string, unknown>>();
-  const runsJobs = options.runJobs ?? true;
-  const maxConcurrent = options.maxConcurrentJobs ?? 4;
+  const runsJobs = config.runJobs;
+  const maxConcurrent = config.maxConcurrentJobs;
   const runs = new Set<Promise<void>>();
   const stopping = new AbortController();
-  const interruptedJobs = options.interruptedJobs ?? 'rerun';
+  const interruptedJobs = config.interruptedJobs;
   const sessions = new Set<() => void>();
   const runner = createJobRunner({
     ctx,
@@ -52,7 +43,7 @@ export function createJobSystem(ctx: ServiceContext, options: ServiceOptions, en
     hub,
     active,
     extraData,
-    progressIntervalMs: options.progressIntervalMs ?? 500,
+    progressIntervalMs: config.progressIntervalMs,
     cancelPollMs: 1000,
     interruptedJobs,
     stopping: stopping.signal,
@@ -66,9 +57,9 @@ export function createJobSystem(ctx: ServiceContext, options: ServiceOptions, en
       if (tier === undefined) tiers.set(id, (tier = (await ctx.metadata.upsertAccount({ id })).tier));
       return tier;
     },
-    tierLimits: options.tierLimits,
-    maxQueueDepth: options.maxQueueDepth,
-    credits: options.credits,
+    tierLimits: config.tierLimits,
+    maxQueueDepth: config.maxQueueDepth,
+    credits: ctx.credits,
     engineCapacity: () => (!runsJobs || engine.readiness().state !== 'ready' ? 0 : maxConcurrent - scheduler.running()),
     run(job) {
       const p = runner(job).finally(() => runs.delete(p));
@@ -82,16 +73,11 @@ export function createJobSystem(ctx: ServiceContext, options: ServiceOptions, en
   });
 
   return {
-    engine,
     scheduler,
     hub,
-    streams: createStreamLimiter(options.maxEventStreams ?? 16),
+    streams: createStreamLimiter(config.maxEventStreams),
     extraData,
     sessions,
-    runsJobs,
-    retentionMs: (options.jobRetentionSeconds ?? DEFAULT_JOB_RETENTION_SECONDS) * 1000,
-    maxWorkflowBytes: options.maxWorkflowBytes ?? DEFAULT_MAX_WORKFLOW_BYTES,
-    sseKeepaliveMs: options.sseKeepaliveMs ?? 15_000,
     runsHere: (jobId) => active.has(jobId),
     abortLocal(jobId) {
       const controller = active.get(jobId);

@@ -6,7 +6,8 @@ import type { JobView, OutputView } from './job-schema.ts';
 import { toOutputAsset } from './outputs.ts';
 import { isTerminal, type JobStatus } from './state-machine.ts';
 import { signedContentUrl } from '../assets/view.ts';
-import { linkBase, mountPrefix, type ServiceContext } from '../context.ts';
+import type { ServiceContext } from '../context.ts';
+import { linkBase, mountPrefix } from '../links.ts';
 import { notFound } from '../errors.ts';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());

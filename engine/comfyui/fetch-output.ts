@@ -3,7 +3,7 @@
 // off is tried again a few times with a growing pause: a busy worker's file
 // server hiccups while the job itself is fine. A 4xx is final (the file is
 // not there), and so is the consumer's own failure (our store).
-import { pause } from '../../core/pause.ts';
+import { pause } from '../../lib/pause.ts';
 import { WorkerHttpError, WorkerUnreachable, type ViewedFile, type WorkerClient } from './worker-client.ts';
 
 export interface ViewRetries {

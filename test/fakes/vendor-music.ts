@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
-import { createLocalMusicProvider } from '../../core/proxy/music/local-provider.ts';
+import { createLocalMusicProvider } from '../../providers/local/music/provider.ts';
 
 export type VendorBehaviour =
   | { kind: 'ok' }

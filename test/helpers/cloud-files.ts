@@ -3,8 +3,8 @@
 // with the local engine's encoder, the multipart forms of /upload/image and
 // /upload/mask, and the cloud error-shape assertion.
 import { expect } from 'vitest';
-import type { ServiceOptions } from '../../core/index.ts';
-import { encodePng } from '../../engine/local/png/index.ts';
+import type { ServiceOptions } from '../../index.ts';
+import { encodePng } from '../../lib/png/index.ts';
 import { blake3Of } from './assets.ts';
 import type { Harness, Mode } from './harness.ts';
 import { startJobs, withHeaders, type JobsHarness } from './jobs.ts';

@@ -3,7 +3,7 @@
 // extra_data each job was run with, requests as an account's X-API-Key,
 // JSON posts and reads, and the reference's error-shape assertions.
 import { expect } from 'vitest';
-import type { ServiceOptions } from '../../core/index.ts';
+import type { ServiceOptions } from '../../index.ts';
 import { defineNode } from '../../engine/local/define-node.ts';
 import { createLocalEngine } from '../../engine/local/engine.ts';
 import { builtinNodes } from '../../engine/local/nodes/index.ts';

@@ -8,7 +8,7 @@
 //   env DURABILITY_DATA=<data-dir> (when no argument), DURABILITY_INTERRUPTED_JOBS=rerun|fail
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createService } from '../../core/index.ts';
+import { createService } from '../../index.ts';
 import { createLocalEngine } from '../../engine/local/engine.ts';
 import { builtinNodes } from '../../engine/local/nodes/index.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express, { type RequestHandler } from 'express';
-import { createService, silentLogger, type Logger, type Service, type ServiceOptions } from '../../core/index.ts';
+import { createService, silentLogger, type Logger, type Service, type ServiceOptions } from '../../index.ts';
 import { attachWebSocket, graphrun, type ExpressOptions } from '../../adapters/express/index.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../../storage/sql/sqlite.ts';

@@ -1,10 +1,22 @@
 // A hand-written Service for adapter tests: a fetch function and optional
 // WebSocket hooks, so the Node adapter is tested without the core.
-import type { Logger, Service, WebSocketHooks } from '../../core/types.ts';
+import { envelope } from '../../core/errors.ts';
+import { refusalError } from '../../core/routes.ts';
+import type { FetchOptions, Logger, Service, WebSocketHooks } from '../../core/types.ts';
 
-export function fakeService(fetch: (request: Request) => Promise<Response> | Response, websocket: Partial<WebSocketHooks> = {}): Service {
+/** Without surfaces, every refusal in the v2 envelope, as the core answers a path nobody mounts. */
+export const fakeRefuse: Service['refuse'] = (status, message) => {
+  const err = refusalError(status, message);
+  return Response.json(envelope(err.code, err.message), { status: err.status });
+};
+
+export function fakeService(
+  fetch: (request: Request, options?: FetchOptions) => Promise<Response> | Response,
+  websocket: Partial<WebSocketHooks> = {},
+): Service {
   return {
-    fetch: async (request) => fetch(request),
+    fetch: async (request, options) => fetch(request, options),
+    refuse: fakeRefuse,
     websocket: {
       upgrade: async () => new Response('no websockets here', { status: 404 }),
       open: () => {},

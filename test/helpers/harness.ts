@@ -4,7 +4,7 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createService, silentLogger, type Service, type ServiceOptions } from '../../core/index.ts';
+import { createService, silentLogger, type Service, type ServiceOptions } from '../../index.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../../storage/sql/sqlite.ts';
 import { serve } from '../../adapters/node/server.ts';

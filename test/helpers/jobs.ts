@@ -2,7 +2,7 @@
 // test nodes, submission and polling, per-account request headers, and the
 // assertions of the contract's Job and Output shapes.
 import { expect } from 'vitest';
-import type { ServiceOptions } from '../../core/index.ts';
+import type { ServiceOptions } from '../../index.ts';
 import { createLocalEngine } from '../../engine/local/engine.ts';
 import { builtinNodes } from '../../engine/local/nodes/index.ts';
 import type { Workflow } from '../../engine/types.ts';

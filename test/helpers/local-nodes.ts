@@ -1,7 +1,7 @@
 // Test node classes for the local engine: a counter of run() calls per class,
 // typed sources and sinks, a stepper that reports progress, a failing node
 // and a non-cacheable one. Built with defineNode like real nodes.
-import { pause } from '../../core/pause.ts';
+import { pause } from '../../lib/pause.ts';
 import { defineNode, type LocalNode, type NodeSpec } from '../../engine/local/define-node.ts';
 import type { Workflow } from '../../engine/types.ts';
 

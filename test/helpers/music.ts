@@ -4,7 +4,7 @@
 // wrapper that counts what the generator produced.
 import { expect } from 'vitest';
 import { blake3 } from 'hash-wasm';
-import type { MusicProvider } from '../../core/proxy/music/provider.ts';
+import type { MusicProvider } from '../../providers/music.ts';
 import type { Harness } from './harness.ts';
 
 export const MUSIC_PATH = '/proxy/musicgen/t2m/generate';

@@ -4,7 +4,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
-import { encodePng } from '../../engine/local/png/index.ts';
+import { encodePng } from '../../lib/png/index.ts';
 import { readApng, type Apng } from './apng-reader.ts';
 import type { Harness } from './harness.ts';
 

@@ -6,7 +6,7 @@
 // lost-worker detection happen within a test's time.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ServiceOptions } from '../../core/index.ts';
+import type { ServiceOptions } from '../../index.ts';
 import { defineNode } from '../../engine/local/define-node.ts';
 import { createComfyEngine, type ComfyEngineOptions } from '../../engine/comfyui/engine.ts';
 import type { Engine } from '../../engine/types.ts';

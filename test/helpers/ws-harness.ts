@@ -2,7 +2,7 @@
 // engine runs the built-in nodes, the test nodes, and two nodes of its own:
 // `Say` (a TEXT binary event) and `Flood` (many large previews, for the
 // slow-client test). Two accounts with keys, so isolation can be checked.
-import type { ServiceOptions } from '../../core/index.ts';
+import type { ServiceOptions } from '../../index.ts';
 import { defineNode } from '../../engine/local/define-node.ts';
 import { createLocalEngine } from '../../engine/local/engine.ts';
 import { builtinNodes } from '../../engine/local/nodes/index.ts';

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createService, silentLogger, type Service } from '../../core/index.ts';
+import { createService, silentLogger, type Service } from '../../index.ts';
 import { createLocalEngine } from '../../engine/local/engine.ts';
 import { builtinNodes } from '../../engine/local/nodes/index.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';

@@ -5,11 +5,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalNode } from '../../engine/local/define-node.ts';
-import { createImageBatch, type ImageBatch } from '../../engine/local/image.ts';
+import { createImageBatch, type ImageBatch } from '../../lib/image/batch.ts';
 import type { MaskBatch } from '../../engine/local/mask.ts';
 import { imageNodes } from '../../engine/local/nodes/image.ts';
-import { forbiddenHostReason } from '../../engine/local/nodes/url-guard.ts';
-import { decodePng, encodePng, imageBatchToPng } from '../../engine/local/png/index.ts';
+import { forbiddenHostReason } from '../../lib/net/address-rules.ts';
+import { decodePng, encodePng } from '../../lib/png/index.ts';
+import { imageBatchToPng } from '../../lib/image/png-batch.ts';
 import { fakeContext } from './fake-node-context.ts';
 
 const node = (name: string): LocalNode => imageNodes.find((n) => n.definition.name === name)!;

@@ -2,7 +2,7 @@
 // nodes: load an uploaded PNG, invert and blend it, save and preview it.
 import { describe, expect, it } from 'vitest';
 import { createLocalEngine } from '../../engine/local/engine.ts';
-import { decodePng, encodePng } from '../../engine/local/png/index.ts';
+import { decodePng, encodePng } from '../../lib/png/index.ts';
 import { createFakeExecutionContext } from '../helpers/fake-execution-context.ts';
 
 const input = encodePng({ width: 2, height: 1, channels: 3, data: new Uint8Array([255, 0, 0, 0, 0, 255]) });

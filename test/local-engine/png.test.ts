@@ -3,8 +3,9 @@
 // errors corrupt or hostile files must produce.
 import { crc32, deflateSync, inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { createImageBatch } from '../../engine/local/image.ts';
-import { decodePng, encodePng, imageBatchToPng, PngError, pngToImageBatch } from '../../engine/local/png/index.ts';
+import { createImageBatch } from '../../lib/image/batch.ts';
+import { decodePng, encodePng, PngError } from '../../lib/png/index.ts';
+import { imageBatchToPng, pngToImageBatch } from '../../lib/image/png-batch.ts';
 import { buildPng, chunk, expected, randomSamples, SPP, type Fixture } from './png-fixtures.ts';
 
 const DEPTHS = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] } as const;

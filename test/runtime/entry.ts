@@ -4,7 +4,7 @@
 // SIGTERM or when its stdin closes (the test process went away).
 import process from 'node:process';
 import { join } from 'node:path';
-import { createService, silentLogger, type Service, type ServiceOptions, type Storage } from '../../core/index.ts';
+import { createService, silentLogger, type Service, type ServiceOptions, type Storage } from '../../index.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import type { BlobStore } from '../../storage/types.ts';
 

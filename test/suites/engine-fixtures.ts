@@ -3,7 +3,7 @@
 // servers can run the same workflows. Decoding PNGs with the local engine's
 // codec is a test-only convenience: any conforming PNG decodes the same.
 import { expect } from 'vitest';
-import { decodePng } from '../../engine/local/png/index.ts';
+import { decodePng } from '../../lib/png/index.ts';
 import type { Engine, EngineJob, Workflow } from '../../engine/types.ts';
 
 export interface EngineFixture {

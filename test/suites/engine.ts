@@ -4,7 +4,7 @@
 // and asserts the reference's shapes (object_info, node_errors, ui dicts), not
 // what one implementation happens to print. Each test gets a fresh engine.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { encodePng } from '../../engine/local/png/index.ts';
+import { encodePng } from '../../lib/png/index.ts';
 import { ExecutionError, type Engine, type EngineReadiness, type Workflow } from '../../engine/types.ts';
 import { createFakeExecutionContext } from '../helpers/fake-execution-context.ts';
 import {

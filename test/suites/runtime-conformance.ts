@@ -21,7 +21,7 @@ import { uploadForm } from '../helpers/harness.ts';
 import { expectJobShape, PNG_SIGNATURE, saveImageWorkflow } from '../helpers/jobs.ts';
 import { eventsOf, SseReader } from '../helpers/sse-client.ts';
 import { connectWs, refusedUpgrade, type WsClient } from '../helpers/ws-client.ts';
-import { DEFAULT_MUSIC_CONCURRENCY } from '../../core/proxy/music/generate.ts';
+import { DEFAULT_MUSIC_CONCURRENCY } from '../../core/config.ts';
 import { blake3Hash, expectWav, MUSIC_PATH, musicForm, ndjsonEvents } from '../helpers/music.ts';
 import { MULTIFRAME, multiframe, taskPath } from '../helpers/video.ts';
 import { abortedUpload, brokenHandshake, hashStream, json, oversizedUpload, pollJob, pollJson, streamingUpload, whileBusy } from '../runtime/raw-clients.ts';

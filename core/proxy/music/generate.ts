@@ -4,25 +4,24 @@
 // or a 429 when the generator says so), then the NDJSON stream.
 import type { ServiceContext } from '../../context.ts';
 import { chargeCredits, proxyAccount } from '../auth.ts';
-import { GENERIC_UPSTREAM, MusicError, musicErrorResponse } from './errors.ts';
+import { GENERIC_UPSTREAM, MusicError } from './errors.ts';
 import { readMusicForm } from './form.ts';
-import { musicCredits } from './limits.ts';
-import { createGenerationLimiter, type GenerationLimiter } from './limiter.ts';
+import { musicCredits } from '../../../providers/music-limits.ts';
 import { ndjsonBody } from './ndjson.ts';
-import { MusicProviderError, musicProviderOf } from './provider.ts';
+import { requestOptions } from '../../request-options.ts';
+import { MusicProviderError } from '../../../providers/music.ts';
 
-export const DEFAULT_MUSIC_CONCURRENCY = 2;
 /** Seconds a client is told to wait when its account is at the concurrency limit. */
 const RETRY_AFTER = 5;
 
-const limiters = new WeakMap<ServiceContext, GenerationLimiter>();
-const limiterOf = (ctx: ServiceContext) => {
-  let limiter = limiters.get(ctx);
-  if (!limiter) limiters.set(ctx, (limiter = createGenerationLimiter(ctx.options?.musicConcurrencyPerAccount ?? DEFAULT_MUSIC_CONCURRENCY)));
-  return limiter;
-};
+/** Said to a client of an adapter that can only return whole responses. */
+const STREAM_ONLY =
+  'Music generation streams its audio, and this deployment can only return whole responses (a buffered AWS Lambda handler); ' +
+  'it needs a streaming one (createLambdaStreamHandler, exported as streamHandler). Nothing was charged.';
 
 export async function generateMusic(request: Request, ctx: ServiceContext): Promise<Response> {
+  // Credits are charged before the first byte, and a minute of audio is more than a whole response can carry.
+  if (requestOptions(request)?.buffered) throw new MusicError('bad_request', STREAM_ONLY);
   let release: (() => void) | null = null;
   const abort = new AbortController();
   let iterator: AsyncIterator<unknown> | undefined;
@@ -30,7 +29,7 @@ export async function generateMusic(request: Request, ctx: ServiceContext): Prom
   try {
     const account = await proxyAccount(request, ctx);
     const form = await readMusicForm(request);
-    release = limiterOf(ctx).acquire(account.id);
+    release = ctx.musicSlots.acquire(account.id);
     if (!release) {
       throw new MusicError('rate_limited', 'This account already runs as many music generations as it may at once; wait for one to end.', {
         'Retry-After': String(RETRY_AFTER),
@@ -41,7 +40,7 @@ export async function generateMusic(request: Request, ctx: ServiceContext): Prom
 
     // A client gone before the stream starts stops the generator too.
     request.signal.addEventListener('abort', onGone, { once: true });
-    iterator = musicProviderOf(ctx).generate(form, abort.signal)[Symbol.asyncIterator]();
+    iterator = ctx.providers.music.generate(form, abort.signal)[Symbol.asyncIterator]();
     const first = await iterator.next().catch((err: unknown) => {
       throw providerFailure(err, ctx);
     });
@@ -64,7 +63,7 @@ export async function generateMusic(request: Request, ctx: ServiceContext): Prom
     request.signal.removeEventListener('abort', onGone);
     abort.abort();
     await iterator?.return?.().catch(() => undefined);
-    return musicErrorResponse(err, ctx.logger);
+    throw err;
   } finally {
     release?.();
   }

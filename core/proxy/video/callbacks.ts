@@ -4,19 +4,11 @@
 // exponential backoff while the receiver fails, never holding up the task or
 // the API. Deliveries live in memory: a restart loses those still pending.
 // Every failure is logged; a refused or invalid URL is not retried.
-import { OutboundUrlError, parseOutboundUrl, postJson, type UrlPolicy } from '../../../engine/local/net/url-guard.ts';
-import { pause } from '../../pause.ts';
+import { OutboundUrlError, parseOutboundUrl, postJson, type UrlPolicy } from '../../../lib/net/url-guard.ts';
+import { pause } from '../../../lib/pause.ts';
+import type { CallbackSettings } from '../../config.ts';
 import type { Logger } from '../../types.ts';
 import { errorText } from '../../log.ts';
-
-export interface CallbackOptions {
-  attempts: number;
-  initialDelayMs: number;
-  maxDelayMs: number;
-  timeoutMs: number;
-}
-
-export const DEFAULT_CALLBACK_OPTIONS: CallbackOptions = { attempts: 6, initialDelayMs: 1000, maxDelayMs: 60_000, timeoutMs: 10_000 };
 
 export interface CallbackSender {
   /** Queues one delivery of `body` (built now, so it shows this state) after the task's earlier ones. */
@@ -25,7 +17,7 @@ export interface CallbackSender {
   idle(): Promise<void>;
 }
 
-export function createCallbackSender(deps: { policy: UrlPolicy; logger: Logger; options: CallbackOptions; signal: AbortSignal }): CallbackSender {
+export function createCallbackSender(deps: { policy: UrlPolicy; logger: Logger; options: CallbackSettings; signal: AbortSignal }): CallbackSender {
   const { policy, logger, options, signal } = deps;
   const chains = new Map<string, Promise<void>>();
 

@@ -4,12 +4,12 @@
 // error body of a failed task.
 import type { VideoTaskRecord } from '../../../storage/types.ts';
 import { assetViewAt } from '../../assets/view.ts';
-import type { ServiceContext } from '../../context.ts';
+import type { ServiceBase } from '../../context.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The record of `task`; links start with `base` (origin and mount prefix). */
-export async function taskView(ctx: ServiceContext, task: VideoTaskRecord, base: string): Promise<Record<string, unknown>> {
+export async function taskView(ctx: ServiceBase, task: VideoTaskRecord, base: string): Promise<Record<string, unknown>> {
   const view: Record<string, unknown> = {
     task_id: task.id,
     state: task.state,

@@ -5,11 +5,11 @@
 // stops in the middle (signal aborted) keeps its row as it is: the next
 // start resumes it.
 import type { VideoTaskPatch, VideoTaskRecord } from '../../../storage/types.ts';
-import type { ServiceContext } from '../../context.ts';
+import type { ServiceBase } from '../../context.ts';
 import { mintAsset, stageBlob } from '../../assets/ingest.ts';
-import { pause } from '../../pause.ts';
+import { pause } from '../../../lib/pause.ts';
 import { videoErrorBody } from './errors.ts';
-import { VideoProviderError, type ProviderTaskState, type ProviderVideo, type VideoProvider, type VideoRequest } from './provider.ts';
+import { VideoProviderError, type ProviderTaskState, type ProviderVideo, type VideoProvider, type VideoRequest } from '../../../providers/video.ts';
 import type { TaskState } from './states.ts';
 
 /** What a failed task says; the provider's own words go to the log. */
@@ -20,7 +20,7 @@ const STATUS_ATTEMPTS = 5;
 const RETRY_DELAY_MS = 1000;
 
 export interface TaskRunDeps {
-  ctx: ServiceContext;
+  ctx: ServiceBase;
   provider: VideoProvider;
   /** Aborted when the service closes. */
   signal: AbortSignal;

@@ -3,9 +3,9 @@
 // Unknown fields are refused too (all of them, which valibot's strictObject
 // stops at the first of), so a misspelt option is never silently ignored.
 import * as v from 'valibot';
-import { imageRefProblem } from '../../../engine/local/video/image-ref.ts';
-import * as L from './limits.ts';
-import { VIDEO_MODELS, VIDEO_RESOLUTIONS, type VideoRequest } from './provider.ts';
+import { imageRefProblem } from '../../../lib/image/ref.ts';
+import * as L from '../../../providers/video-limits.ts';
+import { VIDEO_MODELS, VIDEO_RESOLUTIONS, type VideoRequest } from '../../../providers/video.ts';
 
 const UNKNOWN_FIELD = 'is not a field of this request';
 // Base64 of the largest image, plus room for a data: prefix and line breaks.

@@ -2,7 +2,7 @@
 // and inputs, so workflows written for it run here; math under graphrun.*
 // names (the reference has no such node); a text saver and a value preview.
 import { defineNode, type LocalNode } from '../define-node.ts';
-import { isImageBatch } from '../image.ts';
+import { isImageBatch } from '../../../lib/image/batch.ts';
 import { MATH_OPS, mathFloat, mathInt } from './math.ts';
 
 const SAFE = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER };

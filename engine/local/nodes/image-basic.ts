@@ -1,7 +1,7 @@
 // Image nodes that only compute: EmptyImage, ImageInvert, ImageCrop,
 // ImageScale, ImageBlend, with the reference's names, inputs and defaults.
 import { defineNode, type LocalNode } from '../define-node.ts';
-import { createImageBatch } from '../image.ts';
+import { createImageBatch } from '../../../lib/image/batch.ts';
 import { BLEND_MODES, blendImages, cropImage, pyRound, requireImage, requireInt, type BlendMode } from './image-ops.ts';
 import { scaleImage, UPSCALE_METHODS, type UpscaleMethod } from './resample.ts';
 

@@ -1,9 +1,9 @@
 // Image nodes that touch the outside: SaveImage commits PNG outputs,
 // PreviewImage streams PNG previews (never committed), LoadImage reads an
 // input asset of the job's account by id or by file name.
-import { readCapped } from '../../../core/bytes.ts';
+import { readCapped } from '../../../lib/bytes.ts';
 import { defineNode, type LocalNode, type NodeRunContext } from '../define-node.ts';
-import { imageBatchToPng } from '../png/index.ts';
+import { imageBatchToPng } from '../../../lib/image/png-batch.ts';
 import { decodeImageFile } from './image-load.ts';
 import { requireImage } from './image-ops.ts';
 

@@ -1,9 +1,10 @@
 // Turning fetched or stored bytes into IMAGE + MASK, shared by LoadImage and
 // LoadImageFromURL: format sniffing (the local engine decodes PNG only; a
 // JPEG gets a clear error rather than garbage).
-import type { ImageBatch } from '../image.ts';
+import type { ImageBatch } from '../../../lib/image/batch.ts';
 import { createMaskBatch, type MaskBatch } from '../mask.ts';
-import { hasPngSignature, PngError, pngToImageBatch } from '../png/index.ts';
+import { hasPngSignature, PngError } from '../../../lib/png/index.ts';
+import { pngToImageBatch } from '../../../lib/image/png-batch.ts';
 
 /** Decodes an image file into IMAGE and MASK the way the reference's LoadImage does. */
 export function decodeImageFile(bytes: Uint8Array): { image: ImageBatch; mask: MaskBatch } {

@@ -1,6 +1,6 @@
 // Pixel math shared by the image nodes, kept apart from their declarations
 // so it can be tested on tiny known images: input checks, crop, blend.
-import { createImageBatch, isImageBatch, type ImageBatch } from '../image.ts';
+import { createImageBatch, isImageBatch, type ImageBatch } from '../../../lib/image/batch.ts';
 
 export function requireImage(value: unknown, name: string): ImageBatch {
   if (!isImageBatch(value)) throw new TypeError(`input "${name}" is not an IMAGE`);

@@ -2,8 +2,8 @@
 // checked as they pass: chunks contiguous from the RIFF header on, sizes as
 // the completion event says. The title is kept; unknown event types are
 // skipped; an error event ends it as a failure.
-import { fromBase64 } from '../../../core/base64.ts';
-import type { MusicCompleteEvent, MusicTitleEvent } from '../../../core/proxy/music/provider.ts';
+import { fromBase64 } from '../../../lib/base64.ts';
+import type { MusicCompleteEvent, MusicTitleEvent } from '../../../providers/music.ts';
 
 export class MusicStreamError extends Error {
   override name = 'MusicStreamError';

@@ -2,8 +2,7 @@
 // It calls the service's music provider in process (the same one, with the
 // same bounds and price), charges the job's account, and commits the WAV as
 // an audio output while it streams in; its AUDIO output names that asset.
-import { durationProblem, MAX_DURATION, MIN_DURATION, DEFAULT_DURATION, musicCredits, promptProblem } from '../../../core/proxy/music/limits.ts';
-import type { MusicProvider } from '../../../core/proxy/music/provider.ts';
+import { durationProblem, MAX_DURATION, MIN_DURATION, DEFAULT_DURATION, musicCredits, promptProblem } from '../../../providers/music-limits.ts';
 import { defineNode } from '../define-node.ts';
 import { musicAudio, MusicStreamError } from './music-audio.ts';
 import { InsufficientFundsError, PartnerUnavailableError, PartnerValidationError } from './partner-errors.ts';
@@ -39,7 +38,7 @@ export const musicgenTextToMusic = defineNode({
     const problem = promptProblem(prompt) ?? durationProblem(duration);
     if (problem) throw new PartnerValidationError(problem);
     const partner = ctx.partner;
-    const provider = partner?.provider('music') as MusicProvider | undefined;
+    const provider = partner?.providers.music;
     if (!partner || !provider) throw new PartnerUnavailableError('this engine runs without the service, so it cannot generate music');
     // The contract asks partner calls for the caller's platform key, as the hosted nodes send it.
     if (!partner.api_key) throw new PartnerValidationError('MusicgenTextToMusic is a partner node: submit the job with extra_data.api_key_platform_org');

@@ -2,7 +2,7 @@
 // nearest-exact, bilinear, bicubic (A = -0.75) and area (adaptive average
 // pooling). All are separable, so each is a per-axis tap table applied to
 // rows, then to columns.
-import { createImageBatch, type ImageBatch } from '../image.ts';
+import { createImageBatch, type ImageBatch } from '../../../lib/image/batch.ts';
 import { cropImage, pyRound } from './image-ops.ts';
 
 export const UPSCALE_METHODS = ['nearest-exact', 'bilinear', 'area', 'bicubic', 'lanczos'] as const;

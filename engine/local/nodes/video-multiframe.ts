@@ -5,13 +5,13 @@
 // service's video provider in process (same bounds, same price), charges
 // the job's account, waits for the video and commits it as a video output;
 // its VIDEO output names that asset.
-import { toBase64 } from '../../../core/base64.ts';
-import { pause } from '../../../core/pause.ts';
-import { videoCredits } from '../../../core/proxy/video/credits.ts';
-import { DEFAULT_DURATION, MAX_DURATION, MAX_FRAMES, MAX_PROMPT_CHARS, MIN_DURATION, MIN_FRAMES, overMaxChars } from '../../../core/proxy/video/limits.ts';
-import { VIDEO_MODELS, VIDEO_RESOLUTIONS, VideoProviderError, type VideoProvider, type VideoRequest } from '../../../core/proxy/video/provider.ts';
+import { toBase64 } from '../../../lib/base64.ts';
+import { pause } from '../../../lib/pause.ts';
+import { videoCredits } from '../../../providers/video-credits.ts';
+import { DEFAULT_DURATION, MAX_DURATION, MAX_FRAMES, MAX_PROMPT_CHARS, MIN_DURATION, MIN_FRAMES, overMaxChars } from '../../../providers/video-limits.ts';
+import { VIDEO_MODELS, VIDEO_RESOLUTIONS, VideoProviderError, type VideoProvider, type VideoRequest } from '../../../providers/video.ts';
 import { defineNode, type NodeRunContext } from '../define-node.ts';
-import { imageBatchToPng } from '../png/index.ts';
+import { imageBatchToPng } from '../../../lib/image/png-batch.ts';
 import { requireImage } from './image-ops.ts';
 import { InsufficientFundsError, PartnerUnavailableError, PartnerValidationError } from './partner-errors.ts';
 
@@ -75,7 +75,7 @@ export const videogenMultiframe = defineNode({
     if (prompts.some((p) => overMaxChars(p, MAX_PROMPT_CHARS))) throw new PartnerValidationError(`prompt: a line is at most ${MAX_PROMPT_CHARS} characters`);
 
     const partner = ctx.partner;
-    const provider = partner?.provider('video') as VideoProvider | undefined;
+    const provider = partner?.providers.video;
     if (!partner || !provider) throw new PartnerUnavailableError('this engine runs without the service, so it cannot generate video');
     // The contract asks partner calls for the caller's platform key, as the hosted nodes send it.
     if (!partner.api_key) throw new PartnerValidationError('VideogenMultiframe is a partner node: submit the job with extra_data.api_key_platform_org');

@@ -1,7 +1,7 @@
 // What a multi-frame video costs: credits per second of video by model and
 // resolution, rounded up over the whole video. Seconds are summed in whole
 // milliseconds so fractional durations cannot round a price up by accident.
-import type { VideoModel, VideoRequest, VideoResolution } from './provider.ts';
+import type { VideoModel, VideoRequest, VideoResolution } from './video.ts';
 
 export const CREDITS_PER_SECOND: Record<VideoModel, Record<VideoResolution, number>> = {
   'gen-q2-turbo': { '540p': 1, '720p': 2, '1080p': 4 },

@@ -5,8 +5,9 @@
 // holds the key frame for the rest as one long frame. The first segment
 // without a start_image holds its key frame throughout. 8 fps keeps a 1080p
 // render to seconds on one core; holds cost one frame whatever their length.
-import { PngError, pngToImageBatch } from '../png/index.ts';
-import type { ImageBatch } from '../image.ts';
+import { PngError } from '../../../lib/png/index.ts';
+import { pngToImageBatch } from '../../../lib/image/png-batch.ts';
+import type { ImageBatch } from '../../../lib/image/batch.ts';
 import { createApngWriter } from './apng.ts';
 
 export const VIDEO_SIZES = {

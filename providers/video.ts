@@ -1,10 +1,8 @@
 // The video provider: creates a multi-frame generation and reports its
 // state until it has a video. The task system polls it and keeps the task
-// record; the partner node calls it directly. `local` renders in process;
-// an upstream one forwards to a vendor (adapters/node/video-upstream.ts).
-import type { ServiceContext } from '../../context.ts';
-import { outboundPolicy } from '../../outbound.ts';
-import { createLocalVideoProvider, type LocalVideoProvider } from './local-provider.ts';
+// record; the partner node calls it directly. Implementations:
+// providers/local/video renders in process; providers/upstream/video
+// forwards to a vendor.
 
 export const VIDEO_MODELS = ['gen-q2-pro', 'gen-q2-turbo'] as const;
 export const VIDEO_RESOLUTIONS = ['540p', '720p', '1080p'] as const;
@@ -56,6 +54,8 @@ export interface VideoProvider {
   create(request: VideoRequest, signal: AbortSignal): Promise<{ id: string }>;
   /** The generation's state; throws VideoProviderError when it cannot tell. */
   status(id: string, signal: AbortSignal): Promise<ProviderTaskState>;
+  /** Called once when the service that was given this provider closes (renders under way stop). */
+  close?(): void | Promise<void>;
 }
 
 /** A provider's failure; `retryable` when trying again later may work (a 5xx, a timeout). The message is logged only. */
@@ -67,22 +67,4 @@ export class VideoProviderError extends Error {
   ) {
     super(message);
   }
-}
-
-// One local provider per service: it holds that service's outbound policy and its renders.
-const locals = new WeakMap<object, LocalVideoProvider>();
-
-/** The configured provider of the service, else its local renderer. */
-export function videoProviderOf(ctx: Pick<ServiceContext, 'options'>): VideoProvider {
-  const configured = ctx.options?.videoProvider;
-  if (configured) return configured;
-  let local = locals.get(ctx);
-  if (!local) locals.set(ctx, (local = createLocalVideoProvider({ policy: outboundPolicy(ctx) })));
-  return local;
-}
-
-/** Stops the renders of the service's local provider, if it made one. */
-export function closeLocalVideoProvider(ctx: object): void {
-  locals.get(ctx)?.close();
-  locals.delete(ctx);
 }

@@ -2,7 +2,7 @@
 // bytes in base64 (bare or as a `data:image/...;base64,` URI). Shared by the
 // request validation (which only sniffs) and the local generator (which
 // fetches through the outbound guard and decodes).
-import { fromBase64 } from '../../../core/base64.ts';
+import { fromBase64 } from '../base64.ts';
 import { downloadBytes, parseOutboundUrl, type OutboundRequest } from '../net/url-guard.ts';
 
 export type ImageKind = 'png' | 'jpeg' | 'webp';

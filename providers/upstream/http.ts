@@ -18,7 +18,10 @@ export interface UpstreamPool {
   dispatcher: Dispatcher;
   headersTimeout: number;
   bodyTimeout: number;
-  /** Closes the pool it made (not a dispatcher it was given). */
+  /**
+   * Closes the pool it made (not a dispatcher it was given). Safe to call
+   * again: the service closes the providers it was given, and their owner may too.
+   */
   close(): Promise<void>;
 }
 
@@ -28,13 +31,12 @@ export function upstreamPool(opts: UpstreamPoolOptions): UpstreamPool {
   const own = opts.dispatcher
     ? undefined
     : new Agent({ connect: { timeout: opts.connectTimeoutMs ?? 10_000 }, headersTimeout, bodyTimeout, keepAliveTimeout: 30_000 });
+  let closing: Promise<void> | undefined;
   return {
     dispatcher: opts.dispatcher ?? own!,
     headersTimeout,
     bodyTimeout,
-    close: async () => {
-      await own?.close();
-    },
+    close: () => (closing ??= own ? own.close() : Promise.resolve()),
   };
 }
 

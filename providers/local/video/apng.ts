@@ -10,7 +10,7 @@
 // Compression goes through CompressionStream rather than the still encoder's
 // fflate: runtimes run it natively and off the JavaScript thread, so a
 // render of large frames neither takes seconds per frame nor stalls the API.
-import { PNG_SIGNATURE, PngError, writeChunk } from '../png/chunks.ts';
+import { PNG_SIGNATURE, PngError, writeChunk } from '../../../lib/png/chunks.ts';
 
 // Split like the still encoder: modest chunks for streaming readers.
 const DATA_CHUNK = 1 << 20;

@@ -3,12 +3,12 @@
 // fetched through the outbound guard; renders run one at a time (the rest
 // wait as `queueing`). State lives in memory: after a restart the provider
 // answers `unknown` and the task system creates the render again.
-import type { UrlPolicy } from '../../../engine/local/net/url-guard.ts';
-import { isUrlRef, loadImageRef } from '../../../engine/local/video/image-ref.ts';
-import { prepareKeyFrame, renderMultiframe } from '../../../engine/local/video/render.ts';
-import { localKeyFrameProblem } from './key-frame-header.ts';
-import { MAX_IMAGE_BYTES } from './limits.ts';
-import type { ProviderTaskState, VideoProvider, VideoRequest } from './provider.ts';
+import type { UrlPolicy } from '../../../lib/net/url-guard.ts';
+import { isUrlRef, loadImageRef } from '../../../lib/image/ref.ts';
+import { prepareKeyFrame, renderMultiframe } from './render.ts';
+import { localKeyFrameProblem } from './key-frame.ts';
+import { MAX_IMAGE_BYTES } from '../../video-limits.ts';
+import type { ProviderTaskState, VideoProvider, VideoRequest } from '../../video.ts';
 
 /** A finished render nobody asked about is dropped after this long. */
 const KEEP_MS = 3600_000;

@@ -12,8 +12,8 @@
 // generic message. The vendor and its output URLs are the operator's
 // configuration, trusted: they do not go through the outbound guard.
 import { request, type Dispatcher } from 'undici';
-import { VideoProviderError, type ProviderTaskState, type VideoProvider, type VideoRequest } from '../../core/proxy/video/provider.ts';
-import { excerpt, upstreamPool, type UpstreamPoolOptions } from './upstream-http.ts';
+import { VideoProviderError, type ProviderTaskState, type VideoProvider, type VideoRequest } from '../video.ts';
+import { excerpt, upstreamPool, type UpstreamPoolOptions } from './http.ts';
 
 export interface UpstreamVideoOptions extends UpstreamPoolOptions {
   /** The vendor's video base, e.g. https://vendor.example/proxy/videogen. */

@@ -1,9 +1,8 @@
 // The music provider: given a prompt and a duration, a stream of events (a
 // title, audio chunks, a completion) produced as they are pulled. The
 // endpoint writes them as NDJSON; the partner node assembles the audio.
-// `local` synthesizes in process; an upstream one forwards to a vendor.
-import type { ServiceContext } from '../../context.ts';
-import { createLocalMusicProvider } from './local-provider.ts';
+// Implementations: providers/local/music synthesizes in process;
+// providers/upstream/music forwards to a vendor.
 
 export interface MusicRequest {
   prompt: string;
@@ -72,6 +71,8 @@ export interface MusicProvider {
    * when the generation cannot start or breaks; other event types may occur.
    */
   generate(request: MusicRequest, signal: AbortSignal): AsyncIterable<MusicEvent | { type: string }>;
+  /** Called once when the service that was given this provider closes. */
+  close?(): void | Promise<void>;
 }
 
 /**
@@ -88,11 +89,4 @@ export class MusicProviderError extends Error {
   ) {
     super(message);
   }
-}
-
-let local: MusicProvider | undefined;
-
-/** The configured provider of the service, else the local synthesizer. */
-export function musicProviderOf(ctx: Pick<ServiceContext, 'options'>): MusicProvider {
-  return ctx.options?.musicProvider ?? (local ??= createLocalMusicProvider());
 }

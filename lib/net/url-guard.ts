@@ -10,7 +10,7 @@
 // whose DNS answer changes between the check and the connection (rebinding)
 // is not caught; an egress proxy or firewall that blocks internal ranges is
 // the complete answer where that matters.
-import { readCapped } from '../../../core/bytes.ts';
+import { readCapped } from '../bytes.ts';
 import { forbiddenAddressReason, forbiddenHostReason } from './address-rules.ts';
 
 export type ResolveHost = (hostname: string) => Promise<string[]>;

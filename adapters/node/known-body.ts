@@ -1,22 +1,10 @@
-// JSON responses whose bytes are known when they are built. The serialized
-// text is remembered beside the Response, so an adapter that can write a
-// string directly (Node) sends it with a Content-Length instead of reading
-// the Web stream back chunk by chunk.
-//
-// An adapter that always does so can also say it, per request
-// (`acceptKnownBodies`): the response to such a request then carries no Web
-// stream at all until some JavaScript asks for its body (building one is
-// most of what a small JSON response costs on Node 20). Any other request
-// gets an ordinary Response, so runtimes that read a Response natively
-// (Bun, Deno) always see the body.
-
-const known = new WeakMap<Response, string>();
-const acceptors = new WeakSet<Request>();
-
-/** Called by an adapter that writes `knownBody` itself whenever it is there. */
-export function acceptKnownBodies(request: Request): void {
-  acceptors.add(request);
-}
+// JSON responses whose bytes are known when they are built, for the adapters
+// that write a response themselves (Node http, and Lambda on Node). The core
+// builds its hot JSON answers (a job, an asset) with the adapter's
+// `jsonResponse` (FetchOptions); the one here carries no Web stream at all
+// until some JavaScript asks for its body (building one is most of what a
+// small JSON response costs on Node 20), and `knownBody` hands the writer
+// the text to send with a Content-Length.
 
 /**
  * A Response whose body stream is made only when read: status and headers
@@ -84,27 +72,22 @@ function withJsonType(headers: ResponseInit['headers']): NonNullable<ResponseIni
 }
 
 /**
- * Like `Response.json(value, init)`, remembering the body for `knownBody`.
- * Pass the request being answered, so an adapter that accepts known bodies
- * gets a response without a stream.
+ * Like `Response.json(value, init)`, with the body known to `knownBody` and
+ * no stream made unless JavaScript reads it: the Node adapters'
+ * FetchOptions.jsonResponse. Never for a runtime's native server.
  */
-export function jsonResponse(value: unknown, init?: ResponseInit, request?: Request): Response {
+export function deferredJsonResponse(value: unknown, init?: ResponseInit): Response {
   const text = JSON.stringify(value) as string | undefined;
   // As Response.json does: undefined, a function or a symbol has no JSON form.
   if (text === undefined) throw new TypeError('Value is not JSON serializable');
-  const fields = { status: init?.status, statusText: init?.statusText, headers: withJsonType(init?.headers) };
-  // A deferred response carries its text itself: no weak map entry to make and sweep per request.
-  if (request !== undefined && acceptors.has(request)) return new DeferredBodyResponse(text, fields);
-  const response = new Response(text, fields);
-  known.set(response, text);
-  return response;
+  return new DeferredBodyResponse(text, { status: init?.status, statusText: init?.statusText, headers: withJsonType(init?.headers) });
 }
 
 /**
- * The whole body of a response built by `jsonResponse`, or undefined for any
- * other response. Reading it does not touch `response.body`; a caller that
- * uses it must not read the stream as well.
+ * The whole body of a response built by `deferredJsonResponse`, or undefined
+ * for any other response. Reading it does not touch `response.body`; a
+ * caller that uses it must not read the stream as well.
  */
 export function knownBody(response: Response): string | undefined {
-  return DeferredBodyResponse.textOf(response) ?? known.get(response);
+  return DeferredBodyResponse.textOf(response);
 }

@@ -7,9 +7,9 @@
 // stream is a MusicProviderError (a 429 stays a 429, anything else a 502),
 // a broken or malformed stream after it a terminal error event.
 import { request, type Dispatcher } from 'undici';
-import { MusicProviderError, type MusicProvider, type MusicRequest } from '../../core/proxy/music/provider.ts';
+import { MusicProviderError, type MusicProvider, type MusicRequest } from '../music.ts';
 import { LineTooLongError, ndjsonLines } from './ndjson-lines.ts';
-import { excerpt, upstreamPool, type UpstreamPoolOptions } from './upstream-http.ts';
+import { excerpt, upstreamPool, type UpstreamPoolOptions } from './http.ts';
 
 export interface UpstreamMusicOptions extends UpstreamPoolOptions {
   /** The vendor's music base, e.g. https://vendor.example/proxy/musicgen; `/t2m/generate` is appended. */

@@ -1,0 +1,84 @@
+// The service's settings with every default applied, worked out once from the
+// options createService was given. Handlers and components read these; no
+// code looks at the raw options after this.
+import type { UrlPolicy } from '../lib/net/url-guard.ts';
+import type { ServiceOptions } from './types.ts';
+
+export const DEFAULT_MAX_UPLOAD_BYTES = 110 * 1024 * 1024;
+export const DEFAULT_JOB_RETENTION_SECONDS = 7 * 24 * 3600;
+export const DEFAULT_MAX_WORKFLOW_BYTES = 8 * 1024 * 1024;
+export const DEFAULT_MUSIC_CONCURRENCY = 2;
+
+/** Deliveries to a video task's callback_url. */
+export interface CallbackSettings {
+  attempts: number;
+  initialDelayMs: number;
+  maxDelayMs: number;
+  timeoutMs: number;
+}
+
+export const DEFAULT_CALLBACK_SETTINGS: CallbackSettings = { attempts: 6, initialDelayMs: 1000, maxDelayMs: 60_000, timeoutMs: 10_000 };
+
+export interface ServiceConfig {
+  maxUploadBytes: number;
+  /** Seconds; null = assets never expire. */
+  defaultRetentionSeconds: number | null;
+  signedUrlTtlSeconds: number;
+  /** `publicBaseUrl` without its trailing slash, and its path: what links start with when it is set. */
+  publicBase: { base: string; path: string } | null;
+  sweepIntervalMs: number;
+  /** Whether this instance executes jobs (false: it serves the API only). */
+  runJobs: boolean;
+  maxConcurrentJobs: number;
+  jobRetentionMs: number;
+  maxWorkflowBytes: number;
+  maxEventStreams: number;
+  sseKeepaliveMs: number;
+  progressIntervalMs: number;
+  interruptedJobs: 'rerun' | 'fail';
+  tierLimits: Record<string, number> | undefined;
+  maxQueueDepth: number | undefined;
+  maxWebSocketBufferedBytes: number | undefined;
+  musicConcurrencyPerAccount: number;
+  videoCallbacks: CallbackSettings;
+  /** The operator's policy for requests the service sends out itself. */
+  outbound: UrlPolicy;
+}
+
+function publicBase(raw: string | undefined): ServiceConfig['publicBase'] {
+  if (!raw) return null;
+  return { base: raw.replace(/\/+$/, ''), path: new URL(raw).pathname.replace(/\/+$/, '') };
+}
+
+export function resolveConfig(options: ServiceOptions): ServiceConfig {
+  return {
+    maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
+    defaultRetentionSeconds: options.defaultRetentionSeconds ?? null,
+    signedUrlTtlSeconds: options.signedUrlTtlSeconds ?? 3600,
+    publicBase: publicBase(options.publicBaseUrl),
+    sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
+    runJobs: options.runJobs ?? true,
+    maxConcurrentJobs: options.maxConcurrentJobs ?? 4,
+    jobRetentionMs: (options.jobRetentionSeconds ?? DEFAULT_JOB_RETENTION_SECONDS) * 1000,
+    maxWorkflowBytes: options.maxWorkflowBytes ?? DEFAULT_MAX_WORKFLOW_BYTES,
+    maxEventStreams: options.maxEventStreams ?? 16,
+    sseKeepaliveMs: options.sseKeepaliveMs ?? 15_000,
+    progressIntervalMs: options.progressIntervalMs ?? 500,
+    interruptedJobs: options.interruptedJobs ?? 'rerun',
+    tierLimits: options.tierLimits,
+    maxQueueDepth: options.maxQueueDepth,
+    maxWebSocketBufferedBytes: options.maxWebSocketBufferedBytes,
+    musicConcurrencyPerAccount: options.musicConcurrencyPerAccount ?? DEFAULT_MUSIC_CONCURRENCY,
+    videoCallbacks: { ...DEFAULT_CALLBACK_SETTINGS, ...options.videoCallbacks },
+    outbound: outboundPolicy(options),
+  };
+}
+
+/**
+ * The operator's policy for requests the service itself sends out (video key
+ * frames by URL, callback_url deliveries), the same switch and resolver the
+ * built-in engine's LoadImageFromURL and the local video renderer follow.
+ */
+export function outboundPolicy(options: Pick<ServiceOptions, 'allowPrivateUrls' | 'resolveHost'>): UrlPolicy {
+  return { allowPrivate: options.allowPrivateUrls === true, resolveHost: options.resolveHost };
+}

@@ -1,0 +1,35 @@
+// The v2 surface (/api/v2): assets and jobs, answered in the error envelope
+// `{error: {code, message, details?}}`, and the OpenAPI document generated
+// from this route table. Paths under /api/v2 that match no route are its
+// 404s and 405s; so are paths that no other surface owns.
+import { getAssetContent } from '../assets/content.ts';
+import { assetFromHash, headByHash } from '../assets/from-hash.ts';
+import { deleteAsset, getAsset } from '../assets/read.ts';
+import { uploadAsset } from '../assets/upload.ts';
+import { toErrorResponse } from '../errors.ts';
+import { jobEvents } from '../jobs/events.ts';
+import { cancelJob, getJob, getJobWorkflow } from '../jobs/read.ts';
+import { submitJob } from '../jobs/submit.ts';
+import { openApiDocument } from '../openapi.ts';
+import type { Route, SurfaceDefinition } from '../surface.ts';
+
+export function v2Surface(): SurfaceDefinition {
+  const routes: Route[] = [
+    ['POST', '/api/v2/assets', (r, c) => uploadAsset(r, c)],
+    ['POST', '/api/v2/assets/from-hash', (r, c) => assetFromHash(r, c)],
+    ['HEAD', '/api/v2/assets/by-hash/:hash', (r, c, p) => headByHash(r, c, p.hash)],
+    ['GET', '/api/v2/assets/:id', (r, c, p) => getAsset(r, c, p.id)],
+    ['DELETE', '/api/v2/assets/:id', (r, c, p) => deleteAsset(r, c, p.id)],
+    ['GET', '/api/v2/assets/:id/content', (r, c, p) => getAssetContent(r, c, p.id)],
+    ['HEAD', '/api/v2/assets/:id/content', (r, c, p) => getAssetContent(r, c, p.id)],
+    ['POST', '/api/v2/jobs', (r, c) => submitJob(r, c)],
+    ['GET', '/api/v2/jobs/:id', (r, c, p) => getJob(r, c, p.id)],
+    ['GET', '/api/v2/jobs/:id/workflow', (r, c, p) => getJobWorkflow(r, c, p.id)],
+    ['POST', '/api/v2/jobs/:id/cancel', (r, c, p) => cancelJob(r, c, p.id)],
+    ['GET', '/api/v2/jobs/:id/events', (r, c, p) => jobEvents(r, c, p.id)],
+    ['GET', '/api/v2/openapi.json', async () => Response.json((document ??= openApiDocument(routes.map(([m, p]) => [m, p] as const))))],
+  ];
+  // Built on first request, from the table above (which it documents whole).
+  let document: Record<string, unknown> | undefined;
+  return { name: 'v2', mounts: ['/api/v2/*'], routes, renderError: toErrorResponse };
+}
