@@ -61,6 +61,12 @@ export interface AssetStore {
   findAssetByPath(accountId: string, filePath: string, now: number): Promise<AssetRecord | null>;
   /** The account's live assets over the blob with this hash, newest first. */
   listAssetsByHash(accountId: string, hash: string, now: number): Promise<AssetRecord[]>;
+  /**
+   * A job's output assets (the account's assets with this job_id), in commit
+   * order. Here rather than in JobStore: it reads asset rows only (no job row),
+   * and builds records the way every other asset read does.
+   */
+  listJobAssets(accountId: string, jobId: string): Promise<AssetRecord[]>;
   /** Deletes a live asset record; false when there was none to delete. */
   deleteAsset(accountId: string, id: string, now: number): Promise<boolean>;
 

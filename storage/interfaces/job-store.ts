@@ -1,8 +1,6 @@
 // Jobs: the durable rows behind the job state machine (core/jobs), the
 // queue the scheduler takes from and the listings the APIs page through.
 
-import type { AssetRecord } from './asset-store.ts';
-
 /** A job row. Times are epoch ms; JSON columns hold what the API shows. */
 export interface JobRecord {
   id: string;
@@ -93,6 +91,4 @@ export interface JobStore {
   countQueuedBefore(seq: number): Promise<number>;
   /** Terminal jobs whose `expires_at` passed: moved to `expired` (CAS); returns their ids. */
   expireJobs(terminalStatuses: string[], now: number, limit: number): Promise<string[]>;
-  /** The job's output assets (assets with this job_id), in commit order. */
-  listJobAssets(accountId: string, jobId: string): Promise<AssetRecord[]>;
 }

@@ -1,8 +1,11 @@
-// In-process JobStore over a map, spread into the memory metadata store.
+// In-process JobStore over a map, composed into the memory metadata store.
 // Every method does its check and its write without an await in between, so
 // on one event loop a compare-and-set is atomic, as the SQL store's
 // conditional UPDATE is. Semantics mirror storage/sql/job-store.ts.
 import type { AccountJobFilter, AccountJobQuery, AssetRecord, JobRecord, JobStore } from '../types.ts';
+
+/** What the `output_type` filter reads of an asset row. */
+type OutputRow = Pick<AssetRecord, 'account_id' | 'job_id'> & { output_type?: string | null };
 
 const EXPIRED = 'expired';
 /** Progress after a job has left these statuses would overwrite a final snapshot. */
@@ -14,8 +17,8 @@ const bySeq = (x: JobRecord, y: JobRecord) => x.seq - y.seq;
 // a database round-trip would not.
 const copy = (job: JobRecord): JobRecord => structuredClone(job);
 
-/** `assets` yields every stored asset as a record (the metadata store owns them). */
-export function createMemoryJobStore(assets: () => Iterable<AssetRecord>): JobStore {
+/** `assets` yields every stored asset row (the asset store owns them). */
+export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStore {
   const jobs = new Map<string, JobRecord>();
   let lastSeq = 0;
 
@@ -124,13 +127,6 @@ export function createMemoryJobStore(assets: () => Iterable<AssetRecord>): JobSt
         .slice(0, limit);
       for (const j of due) j.status = EXPIRED;
       return due.map((j) => j.id);
-    },
-
-    async listJobAssets(accountId, jobId) {
-      // Commit order as the SQL store defines it: created_at, then id.
-      return [...assets()]
-        .filter((a) => a.job_id === jobId && a.account_id === accountId)
-        .sort((x, y) => x.created_at - y.created_at || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
     },
   };
 }

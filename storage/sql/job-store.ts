@@ -1,4 +1,4 @@
-// JobStore over kysely, spread into the SQL metadata store. Every status
+// JobStore over kysely, composed into the SQL metadata store. Every status
 // change is one conditional UPDATE (`... WHERE status = from`) whose row count
 // says who won, so instances sharing a database never both move a job.
 //
@@ -16,7 +16,7 @@
 import { sql, type Kysely, type Updateable } from 'kysely';
 import type { AccountJobFilter, JobRecord, JobStore } from '../types.ts';
 import { queryTemplate, type DirectReader } from './query-template.ts';
-import { selectAssets, toAsset, toJob } from './rows.ts';
+import { toJob } from './rows.ts';
 import { toNumber, type Database, type JobsTable } from './schema.ts';
 
 const JOB_SEQ = 'job_seq';
@@ -28,20 +28,12 @@ const json = (v: Record<string, unknown> | null) => (v === null ? null : JSON.st
 
 /** `direct`: runs the hot reads without kysely's executor when the dialect can (SQLite). */
 export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): JobStore {
-  // The two reads of every GET /api/v2/jobs/{id}, compiled once.
+  // The first read of every GET /api/v2/jobs/{id} (the second, its outputs,
+  // is in asset-store.ts), compiled once.
   const ownJob = queryTemplate(
     db,
     2,
     (id: string, accountId: string) => db.selectFrom('jobs').selectAll().where('id', '=', id).where('account_id', '=', accountId),
-    direct,
-  );
-  // Assets carry no commit sequence; created_at (stamped at commit) then id stands in for it.
-  const jobAssets = queryTemplate(db, 2, (jobId: string, accountId: string) =>
-    selectAssets(db)
-      .where('assets.job_id', '=', jobId)
-      .where('assets.account_id', '=', accountId)
-      .orderBy('assets.created_at')
-      .orderBy('assets.id'),
     direct,
   );
 
@@ -219,10 +211,6 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
         .returning('id')
         .execute();
       return rows.map((r) => r.id);
-    },
-
-    async listJobAssets(accountId, jobId) {
-      return (await jobAssets(jobId, accountId)).map(toAsset);
     },
   };
 }
