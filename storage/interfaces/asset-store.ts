@@ -51,7 +51,10 @@ export interface AssetStore {
    * Callers serialise calls for the same blob key (see core/keyed-mutex).
    */
   commitAsset(blob: Omit<BlobRecord, 'created_at'>, asset: NewAsset): Promise<CommitAssetResult>;
-  /** Fills a lazily computed hash; assets over the blob see it at once. */
+  /**
+   * Fills a lazily computed hash; assets over the blob see it at once. A hash
+   * names one blob: one that another blob row has already is refused (rejects).
+   */
   setBlobHash(key: string, hash: string): Promise<void>;
   findBlobByHash(hash: string): Promise<BlobRecord | null>;
 

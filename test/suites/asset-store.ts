@@ -134,6 +134,16 @@ export function assetStoreSuite(make: MakeStore<AssetStore>): void {
       expect(await store.listJobAssets('acc1', 'missing')).toEqual([]);
     });
 
+    it('setBlobHash refuses a hash another blob has, and ignores an unknown key', async () => {
+      await commit('a1', 'b1');
+      await store.commitAsset(blob('b2', null), asset('a2', 'b2'));
+      await expect(store.setBlobHash('b2', hashOf('b1'))).rejects.toThrow();
+      expect((await store.getAsset('acc1', 'a2', T0))?.hash).toBeNull();
+      expect((await store.findBlobByHash(hashOf('b1')))?.key).toBe('b1');
+      await store.setBlobHash('missing', hashOf('missing'));
+      expect(await store.findBlobByHash(hashOf('missing'))).toBeNull();
+    });
+
     assetCleanupCases(() => store);
   });
 }

@@ -12,6 +12,13 @@ export function settingsStoreSuite(make: MakeStore<SettingsStore>): void {
     });
     afterEach(() => cleanup());
 
+    it('getSetting: null until set, then the value, per key', async () => {
+      expect(await store.getSetting('secret')).toBeNull();
+      await store.initSetting('secret', 's3cr3t');
+      expect(await store.getSetting('secret')).toBe('s3cr3t');
+      expect(await store.getSetting('other')).toBeNull();
+    });
+
     it('initSetting: the first writer wins, also when racing', async () => {
       expect(await store.initSetting('secret', 'one')).toBe('one');
       expect(await store.initSetting('secret', 'two')).toBe('one');

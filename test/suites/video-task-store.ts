@@ -80,5 +80,18 @@ export function videoTaskStoreSuite(make: MakeStore<VideoTaskStore>): void {
       expect(await store.getVideoTask('acct', 'old-1')).toBeNull();
       expect((await store.getVideoTask('acct', 'new'))?.id).toBe('new');
     });
+
+    it('of concurrent transitions from the same state exactly one wins', async () => {
+      await store.createVideoTask(task('t3'));
+      const moves = await Promise.all(
+        ['p-1', 'p-2', 'p-3', 'p-4'].map((p, i) => store.transitionVideoTask('t3', 'created', 'queueing', { provider_task_id: p, updated_at: 2000 + i })),
+      );
+      expect(moves.filter(Boolean)).toHaveLength(1);
+      const winner = moves.indexOf(true);
+      // The winner's patch, whole; no loser's field leaked in.
+      expect(await store.getVideoTask('acct', 't3')).toEqual(
+        task('t3', { state: 'queueing', provider_task_id: `p-${winner + 1}`, updated_at: 2000 + winner }),
+      );
+    });
   });
 }
