@@ -1,7 +1,7 @@
 // v2 authentication: `Authorization: Bearer <key>`. Open by default (self-hosted);
 // a static token or account API keys (looked up by SHA-256 hash) make it required.
 // Every request resolves to an account, which owns everything it creates.
-import type { AccountRecord, MetadataStore } from '../storage/types.ts';
+import type { AccountRecord, AccountStore } from '../storage/types.ts';
 import type { AccountOption } from './types.ts';
 import { ApiError } from './errors.ts';
 import { apiKeyHash, sha256Hex } from './hash.ts';
@@ -28,7 +28,7 @@ export function bearerToken(request: Request): string | null {
 }
 
 export async function createAuthenticator(
-  metadata: MetadataStore,
+  metadata: AccountStore,
   opts: { token?: string; accounts?: AccountOption[]; now: () => number },
 ): Promise<Authenticator> {
   const local = await metadata.upsertAccount({ id: LOCAL_ACCOUNT });

@@ -1,16 +1,16 @@
-// The video task store, the same cases on memory and on a real SQLite file
-// (also reopened, so a task survives a restart of the process's storage).
+// Video tasks beyond the store's own conformance (test/suites/video-task-store.ts,
+// run by every backend's storage test): a task survives reopening the SQLite
+// file, and the service's sweep deletes tasks whose retention ended.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createService } from '../index.ts';
-import { createMemoryBlobStore, createMemoryMetadataStore, createMemoryStorage } from '../storage/memory/index.ts';
+import { createMemoryBlobStore, createMemoryStorage } from '../storage/memory/index.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
-import type { MetadataStore, VideoTaskRecord } from '../storage/types.ts';
+import type { VideoTaskRecord } from '../storage/types.ts';
 
 let dir: string;
-let n = 0;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'graphrun-video-store-'));
 });
@@ -31,77 +31,6 @@ const task = (id: string, extra: Partial<VideoTaskRecord> = {}): VideoTaskRecord
   updated_at: 1000,
   expires_at: 99_000,
   ...extra,
-});
-
-const stores: Array<[string, () => Promise<{ store: MetadataStore; close: () => Promise<void> }>]> = [
-  ['memory', async () => ({ store: createMemoryMetadataStore(), close: async () => {} })],
-  [
-    'sqlite',
-    async () => {
-      const storage = await createSqliteStorage({ filename: join(dir, `db-${++n}.sqlite`), blobs: createMemoryBlobStore() });
-      return { store: storage.metadata, close: () => storage.close() };
-    },
-  ],
-];
-
-describe.each(stores)('video task store: %s', (_name, open) => {
-  it('creates, reads within the account only, and returns copies', async () => {
-    const { store, close } = await open();
-    const input = task('t1');
-    await store.createVideoTask(input);
-    (input.request as { model: string }).model = 'changed';
-    const got = await store.getVideoTask('acct', 't1');
-    expect(got).toEqual(task('t1'));
-    (got!.request as { model: string }).model = 'mutated';
-    expect((await store.getVideoTask('acct', 't1'))!.request.model).toBe('gen-q2-turbo');
-    expect(await store.getVideoTask('other', 't1')).toBeNull();
-    expect(await store.getVideoTask('acct', 'missing')).toBeNull();
-    await expect(store.createVideoTask(task('t1'))).rejects.toThrow();
-    await close();
-  });
-
-  it('moves state only from the expected state, applying only the given fields', async () => {
-    const { store, close } = await open();
-    await store.createVideoTask(task('t2'));
-    expect(await store.transitionVideoTask('t2', 'queueing', 'processing', { updated_at: 2000 })).toBe(false);
-    expect(await store.transitionVideoTask('t2', 'created', 'queueing', { provider_task_id: 'p-1', updated_at: 2000 })).toBe(true);
-    expect(await store.transitionVideoTask('t2', 'created', 'queueing', { updated_at: 2500 })).toBe(false);
-    // Same state: a field update that still needs the state to be what the writer saw.
-    expect(await store.transitionVideoTask('t2', 'queueing', 'queueing', { provider_task_id: 'p-2', updated_at: 2600 })).toBe(true);
-    expect(await store.transitionVideoTask('t2', 'queueing', 'failed', { error: { message: 'no', details: ['a'] }, updated_at: 3000 })).toBe(true);
-    expect(await store.getVideoTask('acct', 't2')).toEqual(
-      task('t2', { state: 'failed', provider_task_id: 'p-2', error: { message: 'no', details: ['a'] }, updated_at: 3000 }),
-    );
-    expect(await store.transitionVideoTask('missing', 'created', 'queueing', { updated_at: 1 })).toBe(false);
-    await close();
-  });
-
-  it('lists tasks by state, oldest first, up to the limit', async () => {
-    const { store, close } = await open();
-    await store.createVideoTask(task('b', { created_at: 20 }));
-    await store.createVideoTask(task('a', { created_at: 30, state: 'processing' }));
-    await store.createVideoTask(task('c', { created_at: 10, state: 'success', output_asset_id: 'asset-1' }));
-    await store.createVideoTask(task('d', { created_at: 5, state: 'queueing' }));
-    expect((await store.listVideoTasksByState(['created', 'queueing', 'processing'], 10)).map((t) => t.id)).toEqual(['d', 'b', 'a']);
-    expect((await store.listVideoTasksByState(['created', 'queueing', 'processing'], 2)).map((t) => t.id)).toEqual(['d', 'b']);
-    expect(await store.listVideoTasksByState([], 10)).toEqual([]);
-    expect((await store.listVideoTasksByState(['success'], 10))[0].output_asset_id).toBe('asset-1');
-    await close();
-  });
-
-  it('deletes tasks whose retention ended, in batches, and only those', async () => {
-    const { store, close } = await open();
-    await store.createVideoTask(task('old-1', { expires_at: 500 }));
-    await store.createVideoTask(task('old-2', { expires_at: 1000 }));
-    await store.createVideoTask(task('new', { expires_at: 1001 }));
-    const first = await store.deleteExpiredVideoTasks(1000, 1);
-    expect(first).toHaveLength(1);
-    expect((await store.deleteExpiredVideoTasks(1000, 10)).concat(first).sort()).toEqual(['old-1', 'old-2']);
-    expect(await store.deleteExpiredVideoTasks(1000, 10)).toEqual([]);
-    expect(await store.getVideoTask('acct', 'old-1')).toBeNull();
-    expect((await store.getVideoTask('acct', 'new'))?.id).toBe('new');
-    await close();
-  });
 });
 
 describe('video tasks on SQLite', () => {

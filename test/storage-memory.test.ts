@@ -1,4 +1,4 @@
-// The in-memory metadata store against the shared conformance suite.
+// The in-memory metadata store against every metadata conformance suite.
 import { createMemoryStorage } from '../storage/memory/index.ts';
 import { metadataStoreSuite } from './suites/metadata-store.ts';
 

@@ -1,4 +1,4 @@
-// The SQLite metadata store against the shared conformance suite: a real
+// The SQLite metadata store against every metadata conformance suite: a real
 // database file per test, in one temp directory per test file.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -28,7 +28,7 @@
 import { ApiError } from '../errors.ts';
 import { silentLogger, errorText } from '../log.ts';
 import type { Logger } from '../types.ts';
-import type { JobRecord, JobStore, MetadataStore } from '../../storage/types.ts';
+import type { AccountStore, JobRecord, JobStore } from '../../storage/types.ts';
 import { checkCredits, type CreditsProvider } from './credits.ts';
 import { transition } from './state-machine.ts';
 import { createTierLimits, FALLBACK_TIER } from './tiers.ts';
@@ -52,7 +52,7 @@ const soon: (task: () => void) => void =
 
 export interface SchedulerOptions {
   /** Jobs; with `upsertAccount` it also gives an account's tier (read, never changed). */
-  store: JobStore & Partial<Pick<MetadataStore, 'upsertAccount'>>;
+  store: JobStore & Partial<Pick<AccountStore, 'upsertAccount'>>;
   /** The account's tier; overrides the store. Without either, every account is `defaultTier`. */
   tierOf?: (accountId: string) => string | Promise<string>;
   /** Merged over DEFAULT_TIER_LIMITS (free 1, standard 1, creator 3, pro 5). */

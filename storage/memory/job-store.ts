@@ -1,8 +1,9 @@
-// In-process JobStore over a map, spread into the memory metadata store.
+// In-process JobStore over a map, composed into the memory metadata store.
 // Every method does its check and its write without an await in between, so
 // on one event loop a compare-and-set is atomic, as the SQL store's
 // conditional UPDATE is. Semantics mirror storage/sql/job-store.ts.
-import type { AccountJobFilter, AccountJobQuery, AssetRecord, JobRecord, JobStore } from '../types.ts';
+import type { JobRecord, JobStore } from '../types.ts';
+import { createMemoryJobListing, type OutputRow } from './job-listing.ts';
 
 const EXPIRED = 'expired';
 /** Progress after a job has left these statuses would overwrite a final snapshot. */
@@ -14,30 +15,16 @@ const bySeq = (x: JobRecord, y: JobRecord) => x.seq - y.seq;
 // a database round-trip would not.
 const copy = (job: JobRecord): JobRecord => structuredClone(job);
 
-/** `assets` yields every stored asset as a record (the metadata store owns them). */
-export function createMemoryJobStore(assets: () => Iterable<AssetRecord>): JobStore {
+/** `assets` yields every stored asset row (the asset store owns them; the listings read them). */
+export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStore {
   const jobs = new Map<string, JobRecord>();
   let lastSeq = 0;
 
   const select = (pred: (j: JobRecord) => boolean) => [...jobs.values()].filter(pred).sort(bySeq);
 
-  function accountJobs(accountId: string, f: AccountJobFilter): JobRecord[] {
-    const wanted = new Set(f.statuses);
-    let withOutput: Set<string> | undefined;
-    if (f.output_type !== undefined) {
-      withOutput = new Set();
-      for (const a of assets()) if (a.account_id === accountId && a.output_type === f.output_type && a.job_id) withOutput.add(a.job_id);
-    }
-    return select(
-      (j) =>
-        j.account_id === accountId &&
-        wanted.has(j.status) &&
-        (f.expires_after === undefined || j.expires_at > f.expires_after) &&
-        (withOutput === undefined || withOutput.has(j.id)),
-    );
-  }
-
   return {
+    ...createMemoryJobListing(jobs, assets),
+
     async createJob(job) {
       if (jobs.has(job.id)) throw new Error(`job ${job.id} already exists`);
       const record: JobRecord = {
@@ -80,24 +67,6 @@ export function createMemoryJobStore(assets: () => Iterable<AssetRecord>): JobSt
       const wanted = new Set(statuses);
       return select((j) => wanted.has(j.status)).slice(0, limit).map(copy);
     },
-    async listAccountJobs(accountId, q: AccountJobQuery) {
-      const sign = q.order === 'asc' ? 1 : -1;
-      const duration = (j: JobRecord) => (j.started_at === null || j.completed_at === null ? null : j.completed_at - j.started_at);
-      const list = accountJobs(accountId, q).sort((x, y) => {
-        if (q.sort === 'execution_time') {
-          const [dx, dy] = [duration(x), duration(y)];
-          if (dx === null || dy === null) {
-            if (dx !== dy) return dx === null ? 1 : -1; // without one: last either way
-          } else if (dx !== dy) return sign * (dx - dy);
-        }
-        return sign * (x.seq - y.seq);
-      });
-      const offset = q.offset ?? 0;
-      return list.slice(offset, offset + q.limit).map(copy);
-    },
-    async countAccountJobs(accountId, filter) {
-      return accountJobs(accountId, filter).length;
-    },
     async listQueuedJobs(accountId, limit) {
       return select((j) => j.status === 'queued' && j.account_id === accountId).slice(0, limit).map(copy);
     },
@@ -124,13 +93,6 @@ export function createMemoryJobStore(assets: () => Iterable<AssetRecord>): JobSt
         .slice(0, limit);
       for (const j of due) j.status = EXPIRED;
       return due.map((j) => j.id);
-    },
-
-    async listJobAssets(accountId, jobId) {
-      // Commit order as the SQL store defines it: created_at, then id.
-      return [...assets()]
-        .filter((a) => a.job_id === jobId && a.account_id === accountId)
-        .sort((x, y) => x.created_at - y.created_at || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
     },
   };
 }

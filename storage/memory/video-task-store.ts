@@ -1,4 +1,4 @@
-// In-process VideoTaskStore over a map, spread into the memory metadata
+// In-process VideoTaskStore over a map, composed into the memory metadata
 // store. Check and write happen without an await between them, so a
 // compare-and-set is atomic on one event loop, like the SQL store's UPDATE.
 import type { VideoTaskRecord, VideoTaskStore } from '../types.ts';

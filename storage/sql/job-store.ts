@@ -1,4 +1,4 @@
-// JobStore over kysely, spread into the SQL metadata store. Every status
+// JobStore over kysely, composed into the SQL metadata store. Every status
 // change is one conditional UPDATE (`... WHERE status = from`) whose row count
 // says who won, so instances sharing a database never both move a job.
 //
@@ -13,10 +13,11 @@
 // The counter row stays locked until the insert commits, so seqs are unique
 // and become visible in increasing order; the price, one serialised row per
 // submission, is small next to running a workflow.
-import { sql, type Kysely, type Updateable } from 'kysely';
-import type { AccountJobFilter, JobRecord, JobStore } from '../types.ts';
+import type { Kysely, Updateable } from 'kysely';
+import type { JobRecord, JobStore } from '../types.ts';
+import { createSqlJobListing } from './job-listing.ts';
 import { queryTemplate, type DirectReader } from './query-template.ts';
-import { selectAssets, toAsset, toJob } from './rows.ts';
+import { toJob } from './rows.ts';
 import { toNumber, type Database, type JobsTable } from './schema.ts';
 
 const JOB_SEQ = 'job_seq';
@@ -28,43 +29,18 @@ const json = (v: Record<string, unknown> | null) => (v === null ? null : JSON.st
 
 /** `direct`: runs the hot reads without kysely's executor when the dialect can (SQLite). */
 export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): JobStore {
-  // The two reads of every GET /api/v2/jobs/{id}, compiled once.
+  // The first read of every GET /api/v2/jobs/{id} (the second, its outputs,
+  // is in asset-store.ts), compiled once.
   const ownJob = queryTemplate(
     db,
     2,
     (id: string, accountId: string) => db.selectFrom('jobs').selectAll().where('id', '=', id).where('account_id', '=', accountId),
     direct,
   );
-  // Assets carry no commit sequence; created_at (stamped at commit) then id stands in for it.
-  const jobAssets = queryTemplate(db, 2, (jobId: string, accountId: string) =>
-    selectAssets(db)
-      .where('assets.job_id', '=', jobId)
-      .where('assets.account_id', '=', accountId)
-      .orderBy('assets.created_at')
-      .orderBy('assets.id'),
-    direct,
-  );
-
-  /** The account's jobs matching the filter (statuses non-empty: `IN ()` is a syntax error on PostgreSQL). */
-  function accountJobs(accountId: string, f: AccountJobFilter) {
-    let query = db.selectFrom('jobs').where('jobs.account_id', '=', accountId).where('jobs.status', 'in', f.statuses);
-    if (f.expires_after !== undefined) query = query.where('jobs.expires_at', '>', f.expires_after);
-    const outputType = f.output_type;
-    if (outputType !== undefined) {
-      query = query.where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom('assets')
-            .select('assets.id')
-            .whereRef('assets.job_id', '=', 'jobs.id')
-            .where('assets.account_id', '=', accountId)
-            .where('assets.output_type', '=', outputType),
-        ),
-      );
-    }
-    return query;
-  }
 
   return {
+    ...createSqlJobListing(db),
+
     async createJob(job) {
       return db.transaction().execute(async (tx) => {
         const { value } = await tx
@@ -131,30 +107,6 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
       const rows = await db.selectFrom('jobs').selectAll().where('status', 'in', statuses).orderBy('seq').limit(limit).execute();
       return rows.map(toJob);
     },
-    async listAccountJobs(accountId, q) {
-      if (q.statuses.length === 0) return [];
-      const order = q.order === 'asc' ? 'asc' : 'desc';
-      let query = accountJobs(accountId, q).selectAll('jobs');
-      if (q.sort === 'execution_time') {
-        // Jobs without a duration last in both directions (the dialects disagree on where NULLs sort).
-        query = query
-          .orderBy(sql`case when jobs.started_at is null or jobs.completed_at is null then 1 else 0 end`)
-          .orderBy(sql`jobs.completed_at - jobs.started_at`, order);
-      }
-      const rows = await query
-        .orderBy('jobs.seq', order)
-        .limit(q.limit)
-        .offset(q.offset ?? 0)
-        .execute();
-      return rows.map(toJob);
-    },
-    async countAccountJobs(accountId, filter) {
-      if (filter.statuses.length === 0) return 0;
-      const row = await accountJobs(accountId, filter)
-        .select((eb) => eb.fn.countAll().as('n'))
-        .executeTakeFirstOrThrow();
-      return toNumber(row.n);
-    },
     async listQueuedJobs(accountId, limit) {
       const rows = await db
         .selectFrom('jobs')
@@ -219,10 +171,6 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
         .returning('id')
         .execute();
       return rows.map((r) => r.id);
-    },
-
-    async listJobAssets(accountId, jobId) {
-      return (await jobAssets(jobId, accountId)).map(toAsset);
     },
   };
 }

@@ -1,4 +1,4 @@
-// VideoTaskStore over kysely, spread into the SQL metadata store. A state
+// VideoTaskStore over kysely, composed into the SQL metadata store. A state
 // change is one conditional UPDATE (`... WHERE state = from`) whose row count
 // says who won, as for jobs.
 import type { Kysely, Selectable, Updateable } from 'kysely';

@@ -1,9 +1,15 @@
-// Job listing cases of the MetadataStore conformance suite (run from
-// job-store.ts): one account's jobs by status, retention and output kind,
-// newest first or by execution time, a page at a time, and their count.
+// JobStore conformance, the account listings (run from job-store.ts): one
+// account's jobs by status, retention and output kind, newest first or by
+// execution time, a page at a time, and their count.
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { MetadataStore, NewJob } from '../../storage/types.ts';
+import type { AssetStore, JobStore, NewJob } from '../../storage/types.ts';
 import { newAsset, T0 } from './store-fixtures.ts';
+
+/**
+ * The job store under test, with the commitAsset of the asset store it shares
+ * a database with: listings filter jobs by their output assets' kind.
+ */
+export type JobStoreWithOutputs = JobStore & Pick<AssetStore, 'commitAsset'>;
 
 const DAY = 86_400_000;
 const ALL = ['queued', 'running', 'succeeded', 'failed', 'canceling', 'canceled', 'expired'];
@@ -18,9 +24,9 @@ const job = (id: string, over: Partial<NewJob> = {}): NewJob => ({
   ...over,
 });
 
-export function jobListingCases(getStore: () => MetadataStore): void {
+export function jobListingCases(getStore: () => JobStoreWithOutputs): void {
   describe('account job listings', () => {
-    let store: MetadataStore;
+    let store: JobStoreWithOutputs;
     beforeEach(() => {
       store = getStore();
     });

@@ -1,11 +1,12 @@
-// Job cases of the MetadataStore conformance suite (see metadata-store.ts,
-// which runs them against a fresh store per test). Concurrency cases fire
-// calls together through one store; every implementation must still let
-// exactly one compare-and-set win.
-import { beforeEach, describe, expect, it } from 'vitest';
-import type { MetadataStore, NewAsset, NewJob } from '../../storage/types.ts';
-import { jobListingCases } from './job-store-listing.ts';
-import { newAsset, T0 } from './store-fixtures.ts';
+// JobStore conformance: seqs, compare-and-set status changes, progress,
+// the scheduler's queue reads and retention. The account listings are in
+// job-store-listing.ts, run from here. Concurrency cases fire calls together
+// through one store; every implementation must still let exactly one
+// compare-and-set win.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { NewJob } from '../../storage/types.ts';
+import { jobListingCases, type JobStoreWithOutputs } from './job-store-listing.ts';
+import { T0, type MakeStore } from './store-fixtures.ts';
 
 const DAY = 86_400_000;
 const TERMINAL = ['succeeded', 'failed', 'canceled', 'expired'];
@@ -20,14 +21,14 @@ const job = (id: string, over: Partial<NewJob> = {}): NewJob => ({
   ...over,
 });
 
-const asset = (id: string, over: Partial<NewAsset> = {}) => newAsset(id, `blob-${id}`, over);
-
-export function jobStoreCases(getStore: () => MetadataStore): void {
-  describe('jobs', () => {
-    let store: MetadataStore;
-    beforeEach(() => {
-      store = getStore();
+export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
+  describe('JobStore', () => {
+    let store: JobStoreWithOutputs;
+    let cleanup: () => Promise<void>;
+    beforeEach(async () => {
+      ({ store, cleanup } = await make());
     });
+    afterEach(() => cleanup());
     const ids = (jobs: Array<{ id: string }>) => jobs.map((j) => j.id);
     /** Creates jobs in order; each later one gets a larger seq. */
     const createAll = async (...jobs: NewJob[]) => {
@@ -267,23 +268,6 @@ export function jobStoreCases(getStore: () => MetadataStore): void {
       });
     });
 
-    it('listJobAssets: the job\'s assets of that account, in commit order', async () => {
-      await store.createJob(job('j1'));
-      const commit = (a: NewAsset) => store.commitAsset({ key: a.blob_key, hash: `blake3:${a.blob_key}`, size: 3 }, a);
-      // ids deliberately sort against commit order, so only the order of commits can pass.
-      await commit(asset('z-first', { job_id: 'j1', created_at: T0 + 1 }));
-      await commit(asset('m-second', { job_id: 'j1', created_at: T0 + 2 }));
-      await commit(asset('a-third', { job_id: 'j1', created_at: T0 + 3 }));
-      await commit(asset('other-job', { job_id: 'j2', created_at: T0 + 4 }));
-      await commit(asset('foreign', { job_id: 'j1', account_id: 'acc2', created_at: T0 + 5 }));
-      await commit(asset('no-job', { created_at: T0 + 6 }));
-      const list = await store.listJobAssets('acc1', 'j1');
-      expect(ids(list)).toEqual(['z-first', 'm-second', 'a-third']);
-      expect(list[0]).toMatchObject({ job_id: 'j1', hash: 'blake3:blob-z-first', size_bytes: 3 });
-      expect(ids(await store.listJobAssets('acc2', 'j1'))).toEqual(['foreign']);
-      expect(await store.listJobAssets('acc1', 'missing')).toEqual([]);
-    });
-
-    jobListingCases(getStore);
+    jobListingCases(() => store);
   });
 }

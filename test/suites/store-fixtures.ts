@@ -1,5 +1,15 @@
-// Records shared by the metadata store conformance cases.
+// What the metadata store conformance suites share: how a backend hands them
+// a fresh store, and the records their cases build.
 import type { NewAsset } from '../../storage/types.ts';
+
+/** A fresh, empty store for one test, and how to let go of it afterwards. */
+export interface StoreFixture<S> {
+  store: S;
+  cleanup(): Promise<void>;
+}
+
+/** Called before every test: each case starts from an empty store. */
+export type MakeStore<S> = () => Promise<StoreFixture<S>>;
 
 export const T0 = 1_700_000_000_000;
 
@@ -16,3 +26,9 @@ export const newAsset = (id: string, blobKey: string, over: Partial<NewAsset> = 
   job_id: null,
   ...over,
 });
+
+/** The hash a test gives the blob under `key`: distinct per key. */
+export const hashOf = (key: string) => `blake3:${key}`;
+
+/** A blob row under `key` (hash from the key unless given), as commitAsset takes it. */
+export const blob = (key: string, hash: string | null = hashOf(key), size = 10) => ({ key, hash, size });

@@ -1,19 +1,24 @@
-// Asset and blob cases of the MetadataStore conformance suite (see
-// metadata-store.ts, which runs them against a fresh store per test).
-import { beforeEach, describe, expect, it } from 'vitest';
-import type { MetadataStore, NewAsset } from '../../storage/types.ts';
-import { newAsset, T0 } from './store-fixtures.ts';
+// AssetStore conformance: asset records over shared blob rows, what each
+// account sees of them (live = not expired at `now`), job outputs, and lazily
+// computed hashes. The sweep's and the scanner's removals are in
+// asset-store-cleanup.ts, run from here.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AssetStore, NewAsset } from '../../storage/types.ts';
+import { assetCleanupCases } from './asset-store-cleanup.ts';
+import { blob, hashOf, newAsset, T0, type MakeStore } from './store-fixtures.ts';
 
-const hashOf = (key: string) => `blake3:${key}`;
-const blob = (key: string, hash: string | null = hashOf(key), size = 10) => ({ key, hash, size });
 const asset = newAsset;
+/** An asset over a blob of its own, named after it. */
+const jobAsset = (id: string, over: Partial<NewAsset> = {}) => newAsset(id, `blob-${id}`, over);
 
-export function assetCases(getStore: () => MetadataStore): void {
-  describe('assets and blobs', () => {
-    let store: MetadataStore;
-    beforeEach(() => {
-      store = getStore();
+export function assetStoreSuite(make: MakeStore<AssetStore>): void {
+  describe('AssetStore', () => {
+    let store: AssetStore;
+    let cleanup: () => Promise<void>;
+    beforeEach(async () => {
+      ({ store, cleanup } = await make());
     });
+    afterEach(() => cleanup());
     const commit = (id: string, blobKey: string, over: Partial<NewAsset> = {}) =>
       store.commitAsset(blob(blobKey), asset(id, blobKey, over));
 
@@ -56,21 +61,6 @@ export function assetCases(getStore: () => MetadataStore): void {
       await store.deleteAsset('acc1', 'a1', T0);
       await store.deleteAsset('acc1', 'a2', T0);
       expect(await store.listUnreferencedBlobs(10)).toEqual(['b1']); // one row, not two
-    });
-
-    it('blockBlob deletes every account\'s assets over the blob and remembers the block', async () => {
-      await commit('a1', 'b1');
-      await commit('a2', 'b1', { account_id: 'acc2' });
-      await commit('a3', 'b2');
-      expect(await store.isBlobBlocked('b1')).toBe(false);
-      expect((await store.blockBlob('b1', 'malware', T0)).sort()).toEqual(['a1', 'a2']);
-      expect(await store.isBlobBlocked('b1')).toBe(true);
-      expect(await store.isBlobBlocked('b2')).toBe(false);
-      expect(await store.getAsset('acc2', 'a2', T0)).toBeNull();
-      expect(await store.getAsset('acc1', 'a3', T0)).not.toBeNull();
-      expect(await store.deleteBlobIfUnreferenced('b1')).toBe(true);
-      expect(await store.isBlobBlocked('b1')).toBe(true); // outlives the blob row
-      expect(await store.blockBlob('b1', 'again', T0)).toEqual([]);
     });
 
     it('concurrent commits of one new blob create it exactly once', async () => {
@@ -118,38 +108,6 @@ export function assetCases(getStore: () => MetadataStore): void {
       expect(await store.listAssetsByHash('acc1', 'blake3:none', T0)).toEqual([]);
     });
 
-    it('deleteExpiredAssets removes expired assets up to the limit and returns their blob keys', async () => {
-      await commit('e1', 'b1', { expires_at: T0 + 10 });
-      await commit('e2', 'b2', { expires_at: T0 + 20 });
-      await commit('e3', 'b3', { expires_at: T0 + 30 });
-      await commit('live', 'b1', { expires_at: T0 + 1000 });
-      await commit('forever', 'b4');
-      const first = await store.deleteExpiredAssets(T0 + 100, 2);
-      expect(first).toHaveLength(2);
-      const rest = await store.deleteExpiredAssets(T0 + 100, 10);
-      expect([...first, ...rest].sort()).toEqual(['b1', 'b2', 'b3']);
-      expect(await store.deleteExpiredAssets(T0 + 100, 10)).toEqual([]);
-      expect(await store.getAsset('acc1', 'live', T0 + 100)).not.toBeNull();
-      expect(await store.getAsset('acc1', 'forever', T0 + 100)).not.toBeNull();
-      expect((await store.listUnreferencedBlobs(10)).sort()).toEqual(['b2', 'b3']);
-    });
-
-    it('deletes a blob row only while unreferenced', async () => {
-      await commit('a1', 'b1');
-      expect(await store.listUnreferencedBlobs(10)).toEqual([]);
-      expect(await store.deleteBlobIfUnreferenced('b1')).toBe(false);
-      await store.deleteAsset('acc1', 'a1', T0);
-      expect(await store.listUnreferencedBlobs(10)).toEqual(['b1']);
-      expect(await store.deleteBlobIfUnreferenced('b1')).toBe(true);
-      expect(await store.deleteBlobIfUnreferenced('b1')).toBe(false);
-      expect(await store.findBlobByHash(hashOf('b1'))).toBeNull();
-      for (const k of ['c1', 'c2', 'c3']) {
-        await commit(`asset-${k}`, k);
-        await store.deleteAsset('acc1', `asset-${k}`, T0);
-      }
-      expect(await store.listUnreferencedBlobs(2)).toHaveLength(2);
-    });
-
     it('a lazily computed hash becomes visible through every asset', async () => {
       const { asset: a } = await store.commitAsset(blob('b1', null), asset('a1', 'b1'));
       expect(a.hash).toBeNull();
@@ -158,5 +116,34 @@ export function assetCases(getStore: () => MetadataStore): void {
       expect((await store.listAssetsByHash('acc1', hashOf('b1'), T0)).map((x) => x.id)).toEqual(['a1']);
       expect((await store.findBlobByHash(hashOf('b1')))?.key).toBe('b1');
     });
+
+    it('listJobAssets: the job\'s assets of that account, in commit order', async () => {
+      // No job row: the outputs are found by the assets' job_id alone.
+      const commitOne = (a: NewAsset) => store.commitAsset({ key: a.blob_key, hash: `blake3:${a.blob_key}`, size: 3 }, a);
+      // ids deliberately sort against commit order, so only the order of commits can pass.
+      await commitOne(jobAsset('z-first', { job_id: 'j1', created_at: T0 + 1 }));
+      await commitOne(jobAsset('m-second', { job_id: 'j1', created_at: T0 + 2 }));
+      await commitOne(jobAsset('a-third', { job_id: 'j1', created_at: T0 + 3 }));
+      await commitOne(jobAsset('other-job', { job_id: 'j2', created_at: T0 + 4 }));
+      await commitOne(jobAsset('foreign', { job_id: 'j1', account_id: 'acc2', created_at: T0 + 5 }));
+      await commitOne(jobAsset('no-job', { created_at: T0 + 6 }));
+      const list = await store.listJobAssets('acc1', 'j1');
+      expect(list.map((a) => a.id)).toEqual(['z-first', 'm-second', 'a-third']);
+      expect(list[0]).toMatchObject({ job_id: 'j1', hash: 'blake3:blob-z-first', size_bytes: 3 });
+      expect((await store.listJobAssets('acc2', 'j1')).map((a) => a.id)).toEqual(['foreign']);
+      expect(await store.listJobAssets('acc1', 'missing')).toEqual([]);
+    });
+
+    it('setBlobHash refuses a hash another blob has, and ignores an unknown key', async () => {
+      await commit('a1', 'b1');
+      await store.commitAsset(blob('b2', null), asset('a2', 'b2'));
+      await expect(store.setBlobHash('b2', hashOf('b1'))).rejects.toThrow();
+      expect((await store.getAsset('acc1', 'a2', T0))?.hash).toBeNull();
+      expect((await store.findBlobByHash(hashOf('b1')))?.key).toBe('b1');
+      await store.setBlobHash('missing', hashOf('missing'));
+      expect(await store.findBlobByHash(hashOf('missing'))).toBeNull();
+    });
+
+    assetCleanupCases(() => store);
   });
 }

@@ -1,0 +1,94 @@
+// Jobs: the durable rows behind the job state machine (core/jobs), the
+// queue the scheduler takes from and the listings the APIs page through.
+
+/** A job row. Times are epoch ms; JSON columns hold what the API shows. */
+export interface JobRecord {
+  id: string;
+  account_id: string;
+  /** One of core/jobs/state-machine's JobStatus values. */
+  status: string;
+  /** The API-format workflow as submitted (never the extra_data). */
+  workflow: Record<string, unknown>;
+  /** Monotonic submission order; FIFO per account comes from it. */
+  seq: number;
+  created_at: number;
+  started_at: number | null;
+  completed_at: number | null;
+  /** Retention deadline; the job turns `expired` after it. */
+  expires_at: number;
+  /** Latest progress snapshot, or null. */
+  progress: Record<string, unknown> | null;
+  /** The JobError of a failed job, or null. */
+  error: Record<string, unknown> | null;
+  /** How many times execution was started (a restart re-runs a running job). */
+  attempts: number;
+}
+
+export type NewJob = Omit<JobRecord, 'seq' | 'started_at' | 'completed_at' | 'progress' | 'error' | 'attempts'>;
+
+export interface JobPatch {
+  started_at?: number | null;
+  completed_at?: number | null;
+  progress?: Record<string, unknown> | null;
+  error?: Record<string, unknown> | null;
+  /** Adds this many to `attempts`. */
+  add_attempts?: number;
+}
+
+/** Which of an account's jobs a listing takes. */
+export interface AccountJobFilter {
+  /** Only jobs in these statuses; an empty list matches none. */
+  statuses: string[];
+  /** Only jobs whose `expires_at` is later than this (retention not over). */
+  expires_after?: number;
+  /** Only jobs with at least one output asset of this `output_type`. */
+  output_type?: string;
+}
+
+export interface AccountJobQuery extends AccountJobFilter {
+  /**
+   * `seq` (submission order, the default) or `execution_time`
+   * (completed_at - started_at; jobs without both come last either way, then by seq).
+   */
+  sort?: 'seq' | 'execution_time';
+  /** Default `desc`: newest (or longest) first. */
+  order?: 'asc' | 'desc';
+  limit: number;
+  offset?: number;
+}
+
+/**
+ * Job persistence: every status change is a compare-and-set on the current
+ * status. Jobs share their database with the AssetStore they are composed
+ * with: the `output_type` filter reads the job's output assets.
+ */
+export interface JobStore {
+  /** Inserts a job (status as given, normally `queued`) and returns it with its `seq`. */
+  createJob(job: NewJob): Promise<JobRecord>;
+  /** The account's job, or null (another account's job is null too). */
+  getJob(accountId: string, id: string): Promise<JobRecord | null>;
+  /** Any account's job, for the scheduler. */
+  getJobById(id: string): Promise<JobRecord | null>;
+  /**
+   * Moves the job from `from` to `to` only if it is still in `from`, applying
+   * the patch in the same statement; false when another writer moved it first.
+   */
+  transitionJob(id: string, from: string, to: string, patch?: JobPatch): Promise<boolean>;
+  /** Stores a progress snapshot unless the job has left `running`/`canceling`. */
+  saveProgress(id: string, progress: Record<string, unknown>): Promise<void>;
+  /** Jobs in one of these statuses, oldest `seq` first. */
+  listJobsByStatus(statuses: string[], limit: number): Promise<JobRecord[]>;
+  /** One account's jobs matching the filter, in the query's order, one page of them. */
+  listAccountJobs(accountId: string, query: AccountJobQuery): Promise<JobRecord[]>;
+  /** How many of the account's jobs match the filter (the total a page is out of). */
+  countAccountJobs(accountId: string, filter: AccountJobFilter): Promise<number>;
+  /** Queued jobs an account may start next, oldest first. */
+  listQueuedJobs(accountId: string, limit: number): Promise<JobRecord[]>;
+  /** Accounts that have queued jobs, each with the `seq` of its oldest queued job (fairness). */
+  listAccountsWithQueuedJobs(limit: number): Promise<Array<{ account_id: string; oldest_seq: number }>>;
+  countJobs(statuses: string[], accountId?: string): Promise<number>;
+  /** Queued jobs submitted before this one (its 0-based place in the global queue). */
+  countQueuedBefore(seq: number): Promise<number>;
+  /** Terminal jobs whose `expires_at` passed: moved to `expired` (CAS); returns their ids. */
+  expireJobs(terminalStatuses: string[], now: number, limit: number): Promise<string[]>;
+}

@@ -1,0 +1,111 @@
+// In-process AssetStore: blob rows, asset rows and blocked keys in maps.
+// Mirrors the SQL store's semantics (unique blob hash, live = no expiry or
+// expiry after `now`, a failed commit leaves nothing) so both pass the same
+// conformance suite. The tables are passed in because the job store reads
+// the asset rows too (jobs filtered by their outputs' kind).
+import type { AssetRecord, AssetStore, BlobRecord, CommitAssetResult, NewAsset } from '../types.ts';
+
+export interface MemoryAssetTables {
+  blobs: Map<string, BlobRecord>;
+  assets: Map<string, NewAsset>;
+  blocked: Set<string>;
+}
+
+export const createMemoryAssetTables = (): MemoryAssetTables => ({ blobs: new Map(), assets: new Map(), blocked: new Set() });
+
+const isLive = (a: { expires_at: number | null }, now: number) => a.expires_at === null || a.expires_at > now;
+/** Newest first, then the larger id: the order of the SQL store's `created_at desc, id desc`. */
+const newestFirst = (x: NewAsset, y: NewAsset) => y.created_at - x.created_at || (x.id < y.id ? 1 : x.id > y.id ? -1 : 0);
+/** Commit order as the SQL store defines it: created_at, then id. */
+const oldestFirst = (x: NewAsset, y: NewAsset) => newestFirst(y, x);
+
+export function createMemoryAssetStore({ blobs, assets, blocked }: MemoryAssetTables = createMemoryAssetTables()): AssetStore {
+  // Copies out, so callers can never mutate the stored records.
+  const view = (a: NewAsset): AssetRecord => {
+    const blob = blobs.get(a.blob_key)!;
+    return { ...a, node_id: a.node_id ?? null, output_type: a.output_type ?? null, tags: [...a.tags], hash: blob.hash, size_bytes: blob.size };
+  };
+  const hashTaken = (hash: string | null, key: string) =>
+    hash !== null && [...blobs.values()].some((b) => b.hash === hash && b.key !== key);
+  const liveOf = (accountId: string, now: number) => [...assets.values()].filter((a) => a.account_id === accountId && isLive(a, now));
+
+  return {
+    async commitAsset(blob, asset): Promise<CommitAssetResult> {
+      // Check every constraint before writing anything: the SQL store rolls
+      // back a failed commit, so a failure here must leave no trace either.
+      if (assets.has(asset.id)) throw new Error(`asset ${asset.id} already exists`);
+      const blobCreated = !blobs.has(blob.key);
+      if (blobCreated && hashTaken(blob.hash, blob.key)) throw new Error(`blob hash ${blob.hash} already exists`);
+      if (blobCreated) blobs.set(blob.key, { ...blob, created_at: Date.now() });
+      assets.set(asset.id, { ...asset, node_id: asset.node_id ?? null, output_type: asset.output_type ?? null, tags: [...asset.tags] });
+      return { asset: view(assets.get(asset.id)!), blob_created: blobCreated };
+    },
+    async setBlobHash(key, hash) {
+      const blob = blobs.get(key);
+      if (!blob) return;
+      if (hashTaken(hash, key)) throw new Error(`blob hash ${hash} already exists`);
+      blob.hash = hash;
+    },
+    async findBlobByHash(hash) {
+      for (const b of blobs.values()) if (b.hash === hash) return { ...b };
+      return null;
+    },
+
+    async getAsset(accountId, id, now) {
+      const a = assets.get(id);
+      return a && a.account_id === accountId && isLive(a, now) ? view(a) : null;
+    },
+    async findAssetByPath(accountId, filePath, now) {
+      const found = liveOf(accountId, now).filter((a) => a.file_path === filePath).sort(newestFirst);
+      return found.length > 0 ? view(found[0]) : null;
+    },
+    async listAssetsByHash(accountId, hash, now) {
+      return liveOf(accountId, now)
+        .filter((a) => blobs.get(a.blob_key)?.hash === hash)
+        .sort(newestFirst)
+        .map(view);
+    },
+    async listJobAssets(accountId, jobId) {
+      return [...assets.values()]
+        .filter((a) => a.job_id === jobId && a.account_id === accountId)
+        .sort(oldestFirst)
+        .map(view);
+    },
+    async deleteAsset(accountId, id, now) {
+      const a = assets.get(id);
+      if (!a || a.account_id !== accountId || !isLive(a, now)) return false;
+      return assets.delete(id);
+    },
+
+    async blockBlob(key, _reason, _now) {
+      blocked.add(key);
+      const ids = [...assets.values()].filter((a) => a.blob_key === key).map((a) => a.id);
+      for (const id of ids) assets.delete(id);
+      return ids;
+    },
+    async isBlobBlocked(key) {
+      return blocked.has(key);
+    },
+
+    async deleteExpiredAssets(now, limit) {
+      const expired = [...assets.values()]
+        .filter((a) => a.expires_at !== null && a.expires_at <= now)
+        .sort((x, y) => x.expires_at! - y.expires_at!)
+        .slice(0, limit);
+      for (const a of expired) assets.delete(a.id);
+      return expired.map((a) => a.blob_key);
+    },
+    async listUnreferencedBlobs(limit) {
+      const referenced = new Set([...assets.values()].map((a) => a.blob_key));
+      return [...blobs.values()]
+        .filter((b) => !referenced.has(b.key))
+        .sort((x, y) => x.created_at - y.created_at)
+        .slice(0, limit)
+        .map((b) => b.key);
+    },
+    async deleteBlobIfUnreferenced(key) {
+      for (const a of assets.values()) if (a.blob_key === key) return false;
+      return blobs.delete(key);
+    },
+  };
+}

@@ -1,0 +1,72 @@
+// The AssetStore's removals that no request of the owner asks for: the
+// sweep's (expired assets, then blob rows nothing references) and the
+// scanner's (a blocked blob takes every account's assets over it). Each is
+// one statement or one transaction, so two instances sweeping the same
+// database never double-count or delete a blob an asset was just committed over.
+import type { Kysely } from 'kysely';
+import type { AssetStore } from '../types.ts';
+import { unreferenced } from './rows.ts';
+import type { Database } from './schema.ts';
+
+type AssetCleanup = Pick<
+  AssetStore,
+  'blockBlob' | 'isBlobBlocked' | 'deleteExpiredAssets' | 'listUnreferencedBlobs' | 'deleteBlobIfUnreferenced'
+>;
+
+export function createSqlAssetCleanup(db: Kysely<Database>): AssetCleanup {
+  return {
+    async blockBlob(key, reason, now) {
+      return db.transaction().execute(async (tx) => {
+        await tx
+          .insertInto('blocked_blobs')
+          .values({ key, reason, created_at: now })
+          .onConflict((oc) => oc.column('key').doNothing())
+          .execute();
+        const rows = await tx.deleteFrom('assets').where('blob_key', '=', key).returning('id').execute();
+        return rows.map((r) => r.id);
+      });
+    },
+    async isBlobBlocked(key) {
+      return (await db.selectFrom('blocked_blobs').select('key').where('key', '=', key).executeTakeFirst()) !== undefined;
+    },
+
+    async deleteExpiredAssets(now, limit) {
+      // DELETE ... LIMIT is not portable; an IN subquery with LIMIT is. RETURNING
+      // reports only rows this statement removed, so two sweepers never double-count.
+      const rows = await db
+        .deleteFrom('assets')
+        .where('id', 'in', (eb) =>
+          eb
+            .selectFrom('assets')
+            .select('id')
+            .where('expires_at', '<=', now)
+            .orderBy('expires_at')
+            .limit(limit),
+        )
+        .where('expires_at', '<=', now)
+        .returning('blob_key')
+        .execute();
+      return rows.map((r) => r.blob_key);
+    },
+    async listUnreferencedBlobs(limit) {
+      const rows = await db
+        .selectFrom('blobs')
+        .select('key')
+        .where(unreferenced)
+        .orderBy('created_at')
+        .orderBy('key')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => r.key);
+    },
+    async deleteBlobIfUnreferenced(key) {
+      // One statement: an asset committed concurrently either blocks the delete or fails its FK.
+      const result = await db
+        .deleteFrom('blobs')
+        .where('key', '=', key)
+        .where(unreferenced)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
+  };
+}

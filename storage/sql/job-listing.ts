@@ -1,0 +1,58 @@
+// The SQL JobStore's account listings (the cloud surface's job list, history
+// and queue): one account's jobs by status, retention and output kind, in the
+// query's order, a page at a time. The only job reads that look at assets
+// (an EXISTS on the job's outputs).
+import { sql, type Kysely } from 'kysely';
+import type { AccountJobFilter, JobStore } from '../types.ts';
+import { toJob } from './rows.ts';
+import { toNumber, type Database } from './schema.ts';
+
+type JobListing = Pick<JobStore, 'listAccountJobs' | 'countAccountJobs'>;
+
+export function createSqlJobListing(db: Kysely<Database>): JobListing {
+  /** The account's jobs matching the filter (statuses non-empty: `IN ()` is a syntax error on PostgreSQL). */
+  function accountJobs(accountId: string, f: AccountJobFilter) {
+    let query = db.selectFrom('jobs').where('jobs.account_id', '=', accountId).where('jobs.status', 'in', f.statuses);
+    if (f.expires_after !== undefined) query = query.where('jobs.expires_at', '>', f.expires_after);
+    const outputType = f.output_type;
+    if (outputType !== undefined) {
+      query = query.where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('assets')
+            .select('assets.id')
+            .whereRef('assets.job_id', '=', 'jobs.id')
+            .where('assets.account_id', '=', accountId)
+            .where('assets.output_type', '=', outputType),
+        ),
+      );
+    }
+    return query;
+  }
+
+  return {
+    async listAccountJobs(accountId, q) {
+      if (q.statuses.length === 0) return [];
+      const order = q.order === 'asc' ? 'asc' : 'desc';
+      let query = accountJobs(accountId, q).selectAll('jobs');
+      if (q.sort === 'execution_time') {
+        // Jobs without a duration last in both directions (the dialects disagree on where NULLs sort).
+        query = query
+          .orderBy(sql`case when jobs.started_at is null or jobs.completed_at is null then 1 else 0 end`)
+          .orderBy(sql`jobs.completed_at - jobs.started_at`, order);
+      }
+      const rows = await query
+        .orderBy('jobs.seq', order)
+        .limit(q.limit)
+        .offset(q.offset ?? 0)
+        .execute();
+      return rows.map(toJob);
+    },
+    async countAccountJobs(accountId, filter) {
+      if (filter.statuses.length === 0) return 0;
+      const row = await accountJobs(accountId, filter)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow();
+      return toNumber(row.n);
+    },
+  };
+}
