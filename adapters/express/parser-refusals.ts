@@ -6,7 +6,7 @@
 // beside graphrun, so Express reaches it only for requests under the mount;
 // it answers those refusals in the error shape of the path's surface, as
 // graphrun answers its own. Any other error goes on to the app's handlers.
-import type { ErrorRequestHandler } from 'express';
+import type { ExpressErrorHandler } from './express-types.ts';
 import { adapterErrorResponse, type AdapterStatus } from '../../core/surface-errors.ts';
 import { writeResponse } from '../node/response.ts';
 
@@ -37,7 +37,7 @@ function messageFor(refusal: ParserRefusal): string | undefined {
   return refusal.expose ? `The request body was refused: ${refusal.message}.` : undefined;
 }
 
-export function parserRefusals(): ErrorRequestHandler {
+export function parserRefusals(): ExpressErrorHandler {
   return (err, req, res, next) => {
     const refusal = parserRefusal(err);
     if (refusal === undefined || res.headersSent) return next(err);
