@@ -3,6 +3,15 @@
 // timeouts unless given one, and a short excerpt of a refusal for the log.
 import { Agent, type Dispatcher } from 'undici';
 
+/**
+ * An undici dispatcher (its Agent, Pool, or any Dispatcher), declared by the
+ * one method every dispatcher has so the public types do not name undici's
+ * own: it is only handed on to undici.
+ */
+export interface HttpDispatcher {
+  dispatch(options: object, handler: object): boolean;
+}
+
 export interface UpstreamPoolOptions {
   /** Connecting, ms. Default 10000. */
   connectTimeoutMs?: number;
@@ -11,7 +20,7 @@ export interface UpstreamPoolOptions {
   /** Longest silence between two body chunks, ms. Default 60000. */
   bodyTimeoutMs?: number;
   /** Connection pool; default one of its own (closed by close()). */
-  dispatcher?: Dispatcher;
+  dispatcher?: HttpDispatcher;
 }
 
 export interface UpstreamPool {
@@ -29,7 +38,7 @@ export function upstreamPool(opts: UpstreamPoolOptions): UpstreamPool {
     ? undefined
     : new Agent({ connect: { timeout: opts.connectTimeoutMs ?? 10_000 }, headersTimeout, bodyTimeout, keepAliveTimeout: 30_000 });
   return {
-    dispatcher: opts.dispatcher ?? own!,
+    dispatcher: (opts.dispatcher as Dispatcher | undefined) ?? own!,
     headersTimeout,
     bodyTimeout,
     close: async () => {

@@ -16,12 +16,11 @@
 // part. Files whose bytes differ (a node that is not deterministic) are new
 // outputs next to the earlier ones. So the job ends with each output once,
 // and what a user already fetched stays valid.
-import type { Dispatcher } from 'undici';
 import { EngineNotReadyError, type Engine, type EngineJob, type ExecutionContext, type NodeDefinition, type OutputAsset, type Workflow } from '../types.ts';
 import { createPool } from './pool.ts';
 import { runJob } from './run-job.ts';
 import { validateAgainst } from './validate.ts';
-import { DEFAULT_TIMEOUTS } from './worker-client.ts';
+import { DEFAULT_TIMEOUTS, type HttpDispatcher } from './worker-client.ts';
 import { WorkerLostError } from './worker-lost.ts';
 
 export interface ComfyEngineOptions {
@@ -55,7 +54,7 @@ export interface ComfyEngineOptions {
   /** How long a request that needs node definitions waits for a first worker before 429 deployment_not_ready (default 5 s). */
   definitionsWaitMs?: number;
   /** HTTP dispatcher (undici Agent) for worker calls; the global one by default. */
-  dispatcher?: Dispatcher;
+  dispatcher?: HttpDispatcher;
   log?: (message: string, detail?: Record<string, unknown>) => void;
 }
 

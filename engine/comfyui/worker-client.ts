@@ -53,6 +53,15 @@ export interface WorkerClient {
   view(ref: { filename: string; subfolder: string; type: string }, signal?: AbortSignal): Promise<ViewedFile>;
 }
 
+/**
+ * An undici dispatcher (its Agent, Pool, or any Dispatcher), declared by the
+ * one method every dispatcher has so the public types do not name undici's
+ * own: it is only handed on to undici.
+ */
+export interface HttpDispatcher {
+  dispatch(options: object, handler: object): boolean;
+}
+
 export interface ViewedFile {
   content_type: string | null;
   size: number | null;
@@ -61,8 +70,9 @@ export interface ViewedFile {
 
 type Options = Omit<Dispatcher.RequestOptions, 'origin' | 'path' | 'method'> & { method?: Dispatcher.HttpMethod };
 
-export function createWorkerClient(baseUrl: string, dispatcher?: Dispatcher, timeouts: WorkerTimeouts = DEFAULT_TIMEOUTS): WorkerClient {
+export function createWorkerClient(baseUrl: string, given?: HttpDispatcher, timeouts: WorkerTimeouts = DEFAULT_TIMEOUTS): WorkerClient {
   const url = baseUrl.replace(/\/+$/, '');
+  const dispatcher = given as Dispatcher | undefined;
 
   /** A timeout is the worker not answering; an abort of the caller's own signal stays an abort. */
   const unreachable = (what: string, err: unknown, signal: AbortSignal | undefined) => {
