@@ -9,7 +9,7 @@ import type { BlobStore, MetadataStore } from '../storage/types.ts';
 import { createAuthenticator, type Authenticator } from './auth.ts';
 import { createBackgroundTasks, type BackgroundTasks } from './background.ts';
 import { resolveConfig, type ServiceConfig } from './config.ts';
-import { createHasher, type HasherFactory } from './hash.ts';
+import { createHasher, type HasherFactory } from '../lib/blake3.ts';
 import type { CreditsProvider } from './jobs/credits.ts';
 import { createJobSystem, type JobSystem } from './jobs/system.ts';
 import { KeyedMutex } from './keyed-mutex.ts';

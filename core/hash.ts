@@ -1,6 +1,6 @@
-// blake3 (hash-wasm) computed while bytes stream, and the `blake3:<hex>` form
-// the API speaks. SHA-256 (WebCrypto) for API keys, which are stored only hashed.
-import { createBLAKE3, type IHasher } from 'hash-wasm';
+// The `blake3:<hex>` form the API speaks (computed by lib/blake3.ts) and the
+// blob keys made of it. SHA-256 (WebCrypto) for API keys, which are stored
+// only hashed.
 
 export const HASH_PATTERN = /^blake3:[0-9a-f]{64}$/;
 
@@ -9,31 +9,6 @@ export function parseHash(value: string): string | null {
   const lower = value.trim().toLowerCase();
   return HASH_PATTERN.test(lower) ? lower : null;
 }
-
-/**
- * blake3 over a stream of chunks. `update` may return a promise when the
- * hasher wants the caller to wait (work queued elsewhere, e.g. a worker
- * thread); `digest` gives the `blake3:<hex>` form.
- */
-export interface StreamHasher {
-  update(chunk: Uint8Array): void | Promise<void>;
-  digest(): Promise<string>;
-  /** Releases the state of a hash that will not be finished (a failed upload). */
-  abort?(): void;
-}
-
-/** Makes a hasher per upload; runtimes may supply one that hashes off the request thread. */
-export type HasherFactory = () => Promise<StreamHasher>;
-
-/** The default: hash-wasm on the calling thread, available on every runtime. */
-export const createHasher: HasherFactory = async () => {
-  const hasher: IHasher = await createBLAKE3();
-  hasher.init();
-  return {
-    update: (chunk) => void hasher.update(chunk),
-    digest: async () => `blake3:${hasher.digest('hex')}`,
-  };
-};
 
 /** The blob store key for a hash: its hex digest, which is path- and URL-safe. */
 export const blobKeyOf = (hash: string) => hash.slice('blake3:'.length);

@@ -1,7 +1,7 @@
 // Public types of the service object every adapter mounts.
 import type { Storage } from '../storage/types.ts';
 import type { AssetView } from './assets/view.ts';
-import type { HasherFactory } from './hash.ts';
+import type { HasherFactory } from '../lib/blake3.ts';
 import type { Engine } from '../engine/types.ts';
 import type { CreditsProvider } from './jobs/credits.ts';
 import type { Providers } from '../providers/types.ts';

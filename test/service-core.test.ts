@@ -117,7 +117,7 @@ describe('lazily computed hash', () => {
 
 describe('hasher option', () => {
   it('uses the supplied blake3 hasher for uploads, and a failing one stores nothing', async () => {
-    const { createHasher } = await import('../core/hash.ts');
+    const { createHasher } = await import('../lib/blake3.ts');
     let bytesSeen = 0;
     let fail = false;
     const storage = createMemoryStorage();

@@ -6,14 +6,13 @@
 // 404), never passed on with next(). Beside the middleware comes an error
 // handler for the bodies a parser in front of the mount refused
 // (parser-refusals.ts); app.use takes the pair as it takes one middleware.
-import type { IncomingMessage } from 'node:http';
-import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger, Service } from '../../core/types.ts';
 import { consoleLogger } from '../../core/log.ts';
 import { refusal } from '../node/errors.ts';
 import type { NodeRequestOptions } from '../node/request.ts';
 import { writeResponse } from '../node/response.ts';
 import { handleNodeRequest } from '../node/server.ts';
+import type { ExpressErrorHandler, ExpressHandler, ExpressRequest } from './express-types.ts';
 import { bodyWasRead, parsedBodyBytes } from './parsed-body.ts';
 import { parserRefusals } from './parser-refusals.ts';
 
@@ -24,18 +23,18 @@ export interface ExpressOptions extends NodeRequestOptions {
 type TrustFn = (address: string | undefined, hop: number) => boolean;
 
 /** Express's own 'trust proxy' setting, asked as req.protocol asks it. */
-function expressTrustsProxy(req: IncomingMessage & { app?: { get(name: string): unknown } }): boolean {
+function expressTrustsProxy(req: ExpressRequest): boolean {
   const trust = req.app?.get('trust proxy fn');
   return typeof trust === 'function' && (trust as TrustFn)(req.socket.remoteAddress, 0) === true;
 }
 
 /** The service's middleware and the error handler for a parser's refusals, to mount together: `app.use('/graph', graphrun(service))`. */
-export type GraphrunMiddleware = [RequestHandler, ErrorRequestHandler];
+export type GraphrunMiddleware = [ExpressHandler, ExpressErrorHandler];
 
 export function graphrun(service: Service, opts: ExpressOptions = {}): GraphrunMiddleware {
   const options = { ...opts, logger: opts.logger ?? consoleLogger };
   const trusting = { ...options, trustProxy: true };
-  const serve: RequestHandler = (req, res) => {
+  const serve: ExpressHandler = (req, res) => {
     // Without an explicit choice, links follow X-Forwarded-* exactly when Express itself would.
     const conversion = opts.trustProxy !== undefined ? options : expressTrustsProxy(req) ? trusting : options;
     let body: Uint8Array | undefined;

@@ -7,7 +7,7 @@
 // it has the service answer those refusals (in the error shape of the
 // path's surface), as graphrun answers its own. Any other error goes on to
 // the app's handlers.
-import type { ErrorRequestHandler } from 'express';
+import type { ExpressErrorHandler } from './express-types.ts';
 import type { RefusalStatus, Service } from '../../core/types.ts';
 import { refusal as serviceRefusal } from '../node/errors.ts';
 import { writeResponse } from '../node/response.ts';
@@ -39,7 +39,7 @@ function messageFor(refusal: ParserRefusal): string | undefined {
   return refusal.expose ? `The request body was refused: ${refusal.message}.` : undefined;
 }
 
-export function parserRefusals(service: Pick<Service, 'refuse'>, opts: { trustProxy?: boolean } = {}): ErrorRequestHandler {
+export function parserRefusals(service: Pick<Service, 'refuse'>, opts: { trustProxy?: boolean } = {}): ExpressErrorHandler {
   return (err, req, res, next) => {
     const refusal = parserRefusal(err);
     if (refusal === undefined || res.headersSent) return next(err);

@@ -16,5 +16,3 @@ export {
 } from './server.ts';
 export { underPrefix } from './mount-prefix.ts';
 export { resolveHostWithDns } from './resolve-host.ts';
-export { createUpstreamMusicProvider, type UpstreamMusicOptions, type UpstreamMusicProvider } from '../../providers/upstream/music.ts';
-export { createUpstreamVideoProvider, type UpstreamVideoOptions, type UpstreamVideoProvider } from '../../providers/upstream/video.ts';

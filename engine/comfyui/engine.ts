@@ -16,11 +16,12 @@
 // part. Files whose bytes differ (a node that is not deterministic) are new
 // outputs next to the earlier ones. So the job ends with each output once,
 // and what a user already fetched stays valid.
-import type { Dispatcher } from 'undici';
 import { EngineNotReadyError, type Engine, type EngineJob, type ExecutionContext, type NodeDefinition, type OutputAsset, type Workflow } from '../types.ts';
 import { createPool } from './pool.ts';
 import { runJob } from './run-job.ts';
-import { validateAgainst } from './validate.ts';
+import { validateWorkflow, type DefinitionOf } from '../validate-workflow.ts';
+import { definitionsOf } from './validate.ts';
+import type { HttpDispatcher } from '../../lib/http-dispatcher.ts';
 import { DEFAULT_TIMEOUTS } from './worker-client.ts';
 import { WorkerLostError } from './worker-lost.ts';
 
@@ -55,7 +56,7 @@ export interface ComfyEngineOptions {
   /** How long a request that needs node definitions waits for a first worker before 429 deployment_not_ready (default 5 s). */
   definitionsWaitMs?: number;
   /** HTTP dispatcher (undici Agent) for worker calls; the global one by default. */
-  dispatcher?: Dispatcher;
+  dispatcher?: HttpDispatcher;
   log?: (message: string, detail?: Record<string, unknown>) => void;
 }
 
@@ -85,10 +86,11 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
 
   // The union is built again only when some worker's definitions object was replaced (a refresh):
   // it is asked for several times per job, and a worker has hundreds of classes.
-  let union: { sources: Array<Record<string, NodeDefinition> | null>; defs: Record<string, NodeDefinition>; empty: boolean } | null = null;
+  type Union = { sources: Array<Record<string, NodeDefinition> | null>; defs: Record<string, NodeDefinition>; empty: boolean; lookup?: DefinitionOf };
+  let union: Union | null = null;
 
   /** The union of the workers' classes; a job goes to a worker that has all of its own. */
-  async function nodeDefinitions(): Promise<Record<string, NodeDefinition>> {
+  async function currentUnion(): Promise<Union> {
     await pool.whenDefinitions(opts.definitionsWaitMs ?? 5000);
     const sources = pool.workers.map((w) => w.defs);
     if (!union || sources.some((d, i) => d !== union!.sources[i])) {
@@ -97,8 +99,9 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
       union = { sources, defs, empty: Object.keys(defs).length === 0 };
     }
     if (union.empty) throw new EngineNotReadyError('No worker has answered yet, so the node classes are unknown. Try again shortly.');
-    return union.defs;
+    return union;
   }
+  const nodeDefinitions = async () => (await currentUnion()).defs;
 
   async function execute(job: EngineJob, ctx: ExecutionContext): Promise<void> {
     const classes = [...new Set(Object.values(job.workflow as Workflow).map((n) => n?.class_type))];
@@ -144,7 +147,11 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
     name: 'comfyui',
     readiness: () => pool.readiness(),
     nodeDefinitions,
-    validate: async (workflow) => validateAgainst(workflow, await nodeDefinitions()),
+    validate: async (workflow) => {
+      const current = await currentUnion();
+      // Built at the first validation after each refresh: a worker has hundreds of classes.
+      return validateWorkflow(workflow, (current.lookup ??= definitionsOf(current.defs)));
+    },
     execute,
     async close() {
       pool.close();

@@ -6,9 +6,9 @@
 // A worker still holding a prompt we canceled (or timed out) gets no job
 // until its /queue no longer lists it, which the health loop checks; only
 // then is that slot free again.
-import type { Dispatcher } from 'undici';
 import type { EngineReadiness, NodeDefinition } from '../types.ts';
 import { decodeBinaryFrame, type BinaryFrame } from './binary-frames.ts';
+import type { HttpDispatcher } from '../../lib/http-dispatcher.ts';
 import { createWorkerClient, type WorkerClient, type WorkerTimeouts } from './worker-client.ts';
 import { openWorkerSocket, type WorkerSocket } from './worker-socket.ts';
 
@@ -51,7 +51,7 @@ export interface PoolOptions {
   timeouts: WorkerTimeouts;
   backoffMaxMs: number;
   definitionsRefreshMs: number;
-  dispatcher?: Dispatcher;
+  dispatcher?: HttpDispatcher;
   log(message: string, detail?: Record<string, unknown>): void;
 }
 

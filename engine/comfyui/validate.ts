@@ -1,12 +1,10 @@
-// Validates submissions against the workers' node definitions with the local
-// engine's rules (the reference's issue types and messages), so a bad
-// workflow is refused at submission rather than at the worker. File-upload
-// combos (LoadImage's list of the worker's files) accept any name: the job's
-// assets are uploaded, and named, only when it runs.
-import type { LocalNode } from '../local/define-node.ts';
-import type { NodeRegistry } from '../local/registry.ts';
-import { validateWorkflow } from '../local/validate.ts';
-import type { InputSpec, NodeDefinition, ValidationResult, Workflow } from '../types.ts';
+// Validates submissions against the workers' node definitions with the
+// reference's rules (engine/validate-workflow.ts: its issue types and
+// messages), so a bad workflow is refused at submission rather than at the
+// worker. File-upload combos (LoadImage's list of the worker's files) accept
+// any name: the job's assets are uploaded, and named, only when it runs.
+import type { InputSpec, NodeDefinition } from '../types.ts';
+import type { DefinitionOf } from '../validate-workflow.ts';
 import { hasUploadFlag } from './output-files.ts';
 
 function relaxUploads(inputs: Record<string, InputSpec> | undefined): Record<string, InputSpec> | undefined {
@@ -18,28 +16,11 @@ function relaxUploads(inputs: Record<string, InputSpec> | undefined): Record<str
   return out;
 }
 
-/** A registry view of remote definitions: validation reads only `definition`; nothing here ever runs. */
-export function registryOf(defs: Record<string, NodeDefinition>): NodeRegistry {
-  const nodes = new Map<string, LocalNode>();
-  const notHere = () => {
-    throw new Error('remote node classes run on their worker');
-  };
+/** The remote definitions as validation reads them: upload combos relaxed to strings. */
+export function definitionsOf(defs: Record<string, NodeDefinition>): DefinitionOf {
+  const relaxed = new Map<string, NodeDefinition>();
   for (const [name, def] of Object.entries(defs)) {
-    const input = { ...def.input, required: relaxUploads(def.input?.required) ?? {}, optional: relaxUploads(def.input?.optional) };
-    nodes.set(name, { definition: { ...def, input }, cacheable: true, run: notHere });
+    relaxed.set(name, { ...def, input: { ...def.input, required: relaxUploads(def.input?.required) ?? {}, optional: relaxUploads(def.input?.optional) } });
   }
-  return {
-    get: (c) => (Object.hasOwn(defs, c) ? nodes.get(c) : undefined),
-    definitions: () => defs,
-    list: () => [...nodes.values()],
-  };
-}
-
-// One registry per definitions object: workers' definitions are replaced on refresh, never changed in place.
-const registries = new WeakMap<Record<string, NodeDefinition>, NodeRegistry>();
-
-export function validateAgainst(workflow: Workflow, defs: Record<string, NodeDefinition>): ValidationResult {
-  let registry = registries.get(defs);
-  if (!registry) registries.set(defs, (registry = registryOf(defs)));
-  return validateWorkflow(workflow, registry);
+  return (classType) => (Object.hasOwn(defs, classType) ? relaxed.get(classType) : undefined);
 }

@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { request, type Dispatcher } from 'undici';
 import type { NodeDefinition } from '../types.ts';
 import { multipartBody, type MultipartFile } from './multipart-body.ts';
+import type { HttpDispatcher } from '../../lib/http-dispatcher.ts';
 
 export class WorkerUnreachable extends Error {
   override name = 'WorkerUnreachable';
@@ -61,8 +62,9 @@ export interface ViewedFile {
 
 type Options = Omit<Dispatcher.RequestOptions, 'origin' | 'path' | 'method'> & { method?: Dispatcher.HttpMethod };
 
-export function createWorkerClient(baseUrl: string, dispatcher?: Dispatcher, timeouts: WorkerTimeouts = DEFAULT_TIMEOUTS): WorkerClient {
+export function createWorkerClient(baseUrl: string, given?: HttpDispatcher, timeouts: WorkerTimeouts = DEFAULT_TIMEOUTS): WorkerClient {
   const url = baseUrl.replace(/\/+$/, '');
+  const dispatcher = given as Dispatcher | undefined;
 
   /** A timeout is the worker not answering; an abort of the caller's own signal stays an abort. */
   const unreachable = (what: string, err: unknown, signal: AbortSignal | undefined) => {

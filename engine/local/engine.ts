@@ -11,7 +11,7 @@ import { builtinNodes } from './nodes/index.ts';
 import { DependencyCycleError, planExecution, type PlannedNode } from './plan.ts';
 import { createRegistry } from './registry.ts';
 import { runNode, throwIfAborted } from './run-node.ts';
-import { validateWorkflow } from './validate.ts';
+import { validateWorkflow } from '../validate-workflow.ts';
 
 export interface LocalEngineOptions {
   /** Node classes this engine runs; all built-in nodes when absent. */
@@ -29,7 +29,7 @@ export function createLocalEngine(opts: LocalEngineOptions = {}): Engine {
 
   async function execute(job: EngineJob, ctx: ExecutionContext): Promise<void> {
     throwIfAborted(ctx.signal);
-    const checked = validateWorkflow(job.workflow, registry);
+    const checked = validateWorkflow(job.workflow, registry.definitionOf);
     if (!checked.ok) {
       const { message, details } = checked.error;
       throw new ExecutionError(details ? `${message}: ${details}` : message, 'ValidationError');
@@ -78,7 +78,7 @@ export function createLocalEngine(opts: LocalEngineOptions = {}): Engine {
     name: 'local',
     readiness: () => ({ state: 'ready' }),
     nodeDefinitions: async () => registry.definitions(),
-    validate: async (workflow) => validateWorkflow(workflow, registry),
+    validate: async (workflow) => validateWorkflow(workflow, registry.definitionOf),
     execute,
     close: async () => cache.clear(),
   };

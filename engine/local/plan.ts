@@ -4,7 +4,7 @@
 // after the nodes it links from, and each output finished as early as it can.
 import type { Workflow } from '../types.ts';
 import type { LocalNode } from './define-node.ts';
-import { declaredInputs, readInput, type Link } from './graph.ts';
+import { declaredInputs, readInput, type Link } from '../workflow-graph.ts';
 import type { NodeRegistry } from './registry.ts';
 
 export type PlannedInput = { link: Link } | { value: unknown };

@@ -2,6 +2,7 @@
 // run, looked up by class_type, and listed as the object_info map the service
 // serves and validates submissions against.
 import type { NodeDefinition } from '../types.ts';
+import type { DefinitionOf } from '../validate-workflow.ts';
 import type { LocalNode } from './define-node.ts';
 
 export interface NodeRegistry {
@@ -9,6 +10,8 @@ export interface NodeRegistry {
   /** All definitions keyed by class name, in registration order (object_info). */
   definitions(): Record<string, NodeDefinition>;
   list(): LocalNode[];
+  /** A class's definition, what validation reads. */
+  definitionOf: DefinitionOf;
 }
 
 export function createRegistry(nodes: LocalNode[]): NodeRegistry {
@@ -22,5 +25,6 @@ export function createRegistry(nodes: LocalNode[]): NodeRegistry {
     get: (classType) => byName.get(classType),
     definitions: () => Object.fromEntries([...byName].map(([name, node]) => [name, node.definition])),
     list: () => [...byName.values()],
+    definitionOf: (classType) => byName.get(classType)?.definition,
   };
 }

@@ -2,6 +2,7 @@
 // through undici: their own keep-alive pool with connect, headers and body
 // timeouts unless given one, and a short excerpt of a refusal for the log.
 import { Agent, type Dispatcher } from 'undici';
+import type { HttpDispatcher } from '../../lib/http-dispatcher.ts';
 
 export interface UpstreamPoolOptions {
   /** Connecting, ms. Default 10000. */
@@ -11,7 +12,7 @@ export interface UpstreamPoolOptions {
   /** Longest silence between two body chunks, ms. Default 60000. */
   bodyTimeoutMs?: number;
   /** Connection pool; default one of its own (closed by close()). */
-  dispatcher?: Dispatcher;
+  dispatcher?: HttpDispatcher;
 }
 
 export interface UpstreamPool {
@@ -33,7 +34,7 @@ export function upstreamPool(opts: UpstreamPoolOptions): UpstreamPool {
     : new Agent({ connect: { timeout: opts.connectTimeoutMs ?? 10_000 }, headersTimeout, bodyTimeout, keepAliveTimeout: 30_000 });
   let closing: Promise<void> | undefined;
   return {
-    dispatcher: opts.dispatcher ?? own!,
+    dispatcher: (opts.dispatcher as Dispatcher | undefined) ?? own!,
     headersTimeout,
     bodyTimeout,
     close: () => (closing ??= own ? own.close() : Promise.resolve()),

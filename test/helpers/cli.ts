@@ -1,14 +1,18 @@
-// The `graphrun` executable in its own process, for the CLI end-to-end tests:
+// The `graphrun` command in its own process, for the CLI end-to-end tests:
 // its output collected, its URL read from the `graphrun listening on` line,
 // and (through cliServers) a fresh --data directory per start, no process
-// outliving its test and no directory outliving its file.
+// outliving its test and no directory outliving its file. It runs the CLI's
+// source through tsx, so these tests check the code as it is now, never a
+// build of it that may be stale; bin/graphrun.js, which runs the build on
+// plain node, is checked installed from the tarball (package-consumer.test.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach } from 'vitest';
 
-export const BIN = new URL('../../bin/graphrun.js', import.meta.url).pathname;
+/** The CLI's source: run directly, it calls its main() (as bin/graphrun.js does with the build). */
+export const CLI = new URL('../../adapters/node/cli.ts', import.meta.url).pathname;
 
 export interface CliProcess {
   child: ChildProcess;
@@ -21,14 +25,14 @@ export interface CliProcess {
 }
 
 /**
- * `node bin/graphrun.js <args>` with `env` over this process's environment.
+ * `node --import tsx adapters/node/cli.ts <args>` (`graphrun <args>`) with `env` over this process's environment.
  * The variables named in `unset` are removed unless `env` sets them: the test
  * decides, an operator's own setting must not leak in.
  */
 export function spawnCli(args: string[], env: Record<string, string> = {}, unset: readonly string[] = []): CliProcess {
   const childEnv: Record<string, string | undefined> = { ...process.env, ...env };
   for (const name of unset) if (!(name in env)) delete childEnv[name];
-  const child = spawn(process.execPath, [BIN, ...args], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));

@@ -2,7 +2,7 @@
 // and per-node type, the node_errors shape, partial success and reachability.
 import { describe, expect, it } from 'vitest';
 import { createRegistry } from '../../engine/local/registry.ts';
-import { validateWorkflow } from '../../engine/local/validate.ts';
+import { validateWorkflow } from '../../engine/validate-workflow.ts';
 import type { Workflow } from '../../engine/types.ts';
 import { createTestNodes } from '../helpers/local-nodes.ts';
 
@@ -30,7 +30,7 @@ describe('validateWorkflow: top-level errors', () => {
     ['a node without inputs', { '1': { class_type: 'Show' } }],
     ['inputs that are an array', { '1': { class_type: 'Show', inputs: [] } }],
   ])('invalid_prompt for %s', (_, workflow) => {
-    const r = validateWorkflow(workflow, registry);
+    const r = validateWorkflow(workflow, registry.definitionOf);
     expect(r.ok).toBe(false);
     if (!r.ok) {
       expect(r.error.type).toBe('invalid_prompt');
@@ -39,14 +39,14 @@ describe('validateWorkflow: top-level errors', () => {
   });
 
   it('missing_node_type names the node and its class', () => {
-    const r = validateWorkflow({ ...base(), '7': { class_type: 'Nope', inputs: {} } }, registry);
+    const r = validateWorkflow({ ...base(), '7': { class_type: 'Nope', inputs: {} } }, registry.definitionOf);
     expect(r).toMatchObject({ ok: false, error: { type: 'missing_node_type', details: "Node ID '#7'", extra_info: { node_id: '7', class_type: 'Nope' } } });
   });
 
   it('prompt_no_outputs when no node is an output node', () => {
     const { '4': _, ...noOutput } = base();
-    expect(validateWorkflow(noOutput, registry)).toMatchObject({ ok: false, error: { type: 'prompt_no_outputs', message: 'Prompt has no outputs' } });
-    expect(validateWorkflow({}, registry)).toMatchObject({ ok: false, error: { type: 'prompt_no_outputs' } });
+    expect(validateWorkflow(noOutput, registry.definitionOf)).toMatchObject({ ok: false, error: { type: 'prompt_no_outputs', message: 'Prompt has no outputs' } });
+    expect(validateWorkflow({}, registry.definitionOf)).toMatchObject({ ok: false, error: { type: 'prompt_no_outputs' } });
   });
 });
 
@@ -89,7 +89,7 @@ describe('validateWorkflow: per-node errors', () => {
   it.each(NODE_CASES)('%s', (_, edit, nodeId, type, input_name) => {
     const w = base();
     edit(w);
-    const r = validateWorkflow(w, registry);
+    const r = validateWorkflow(w, registry.definitionOf);
     if (r.ok) throw new Error(`expected a failure, got ${JSON.stringify(r)}`);
     expect(r.error).toMatchObject({ type: 'prompt_outputs_failed_validation', message: 'Prompt outputs failed validation', extra_info: {} });
     const entry = r.node_errors[nodeId];
@@ -105,7 +105,7 @@ describe('validateWorkflow: per-node errors', () => {
   it('reports the exact shape of an issue', () => {
     const w = base();
     inputs(w, '1').value = 101;
-    expect(validateWorkflow(w, registry)).toEqual({
+    expect(validateWorkflow(w, registry.definitionOf)).toEqual({
       ok: false,
       error: { type: 'prompt_outputs_failed_validation', message: 'Prompt outputs failed validation', details: 'Value 101 bigger than max of 100: value', extra_info: {} },
       node_errors: {
@@ -125,7 +125,7 @@ describe('validateWorkflow: per-node errors', () => {
     const w = base();
     inputs(w, '3').a = ['6', 0];
     w['6'] = { class_type: 'Add', inputs: { a: ['3', 0], b: ['2', 0] } };
-    const r = validateWorkflow(w, registry);
+    const r = validateWorkflow(w, registry.definitionOf);
     if (r.ok) throw new Error('expected a failure');
     expect(Object.keys(r.node_errors).sort()).toEqual(['3', '6']);
     expect(r.node_errors['3'].errors).toEqual([expect.objectContaining({ type: 'dependency_cycle', extra_info: expect.objectContaining({ input_name: 'a', linked_node: ['6', 0] }) })]);
@@ -135,28 +135,28 @@ describe('validateWorkflow: per-node errors', () => {
   it('dependency_cycle for a node linked to itself', () => {
     const w = base();
     inputs(w, '3').b = ['3', 0];
-    const r = validateWorkflow(w, registry);
+    const r = validateWorkflow(w, registry.definitionOf);
     expect(r).toMatchObject({ ok: false, node_errors: { '3': { errors: [{ type: 'dependency_cycle', extra_info: { input_name: 'b' } }] } } });
   });
 });
 
 describe('validateWorkflow: what is validated', () => {
   it('passes a valid workflow and lists its outputs', () => {
-    expect(validateWorkflow(base(), registry)).toEqual({ ok: true, outputs: ['4'], node_errors: {} });
+    expect(validateWorkflow(base(), registry.definitionOf)).toEqual({ ok: true, outputs: ['4'], node_errors: {} });
   });
 
   it('ignores nodes no output needs, even invalid or cyclic ones', () => {
     const w = base();
     w['8'] = { class_type: 'Number', inputs: { value: 1000 } };
     w['9'] = { class_type: 'Add', inputs: { a: ['9', 0] } };
-    expect(validateWorkflow(w, registry)).toMatchObject({ ok: true, outputs: ['4'] });
+    expect(validateWorkflow(w, registry.definitionOf)).toMatchObject({ ok: true, outputs: ['4'] });
   });
 
   it('keeps the outputs that pass and names the failing ones', () => {
     const w = base();
     w['6'] = { class_type: 'Number', inputs: { value: -5 } };
     w['7'] = { class_type: 'Show', inputs: { value: ['6', 0] } };
-    const r = validateWorkflow(w, registry);
+    const r = validateWorkflow(w, registry.definitionOf);
     expect(r).toMatchObject({ ok: true, outputs: ['4'] });
     expect(r.node_errors).toEqual({ '6': { errors: [expect.objectContaining({ type: 'value_smaller_than_min' })], dependent_outputs: ['7'], class_type: 'Number' } });
   });
@@ -165,7 +165,7 @@ describe('validateWorkflow: what is validated', () => {
     const w = base();
     inputs(w, '1').value = 'x';
     w['7'] = { class_type: 'Show', inputs: { value: ['1', 0] } };
-    const r = validateWorkflow(w, registry);
+    const r = validateWorkflow(w, registry.definitionOf);
     expect(r).toMatchObject({ ok: false, node_errors: { '1': { dependent_outputs: ['4', '7'] } } });
   });
 
@@ -173,12 +173,12 @@ describe('validateWorkflow: what is validated', () => {
     const w = base();
     w['6'] = { class_type: 'ShowAny', inputs: { value: ['5', 0] } };
     inputs(w, '2').value = { __value__: 7 };
-    expect(validateWorkflow(w, registry)).toMatchObject({ ok: true, outputs: ['4', '6'] });
+    expect(validateWorkflow(w, registry.definitionOf)).toMatchObject({ ok: true, outputs: ['4', '6'] });
   });
 
   it('ignores inputs the class does not declare', () => {
     const w = base();
     inputs(w, '3').extra = ['99', 0];
-    expect(validateWorkflow(w, registry)).toMatchObject({ ok: true });
+    expect(validateWorkflow(w, registry.definitionOf)).toMatchObject({ ok: true });
   });
 });

@@ -1,11 +1,15 @@
-// Validates an API-format workflow against the registry with the reference's
-// semantics: shape and class checks fail the whole prompt; then only nodes an
-// output node needs are checked, and each output stands or falls with them.
-// Some outputs valid -> ok with those outputs (node_errors name the rest).
-import type { NodeErrors, ValidationIssue, ValidationResult, Workflow } from '../types.ts';
-import { findCycles, isPlainObject, linksOf, upstreamOf } from './graph.ts';
-import type { NodeRegistry } from './registry.ts';
+// Validates an API-format workflow against node definitions with the
+// reference's semantics: shape and class checks fail the whole prompt; then
+// only nodes an output node needs are checked, and each output stands or
+// falls with them. Some outputs valid -> ok with those outputs (node_errors
+// name the rest). Shared by every engine: the local one checks its own
+// classes, the worker engine the definitions its engine servers report.
+import type { NodeDefinition, NodeErrors, ValidationIssue, ValidationResult, Workflow } from './types.ts';
+import { findCycles, isPlainObject, linksOf, upstreamOf } from './workflow-graph.ts';
 import { checkNode } from './validate-node.ts';
+
+/** The definition of a node class, or undefined when the engine has no such class. */
+export type DefinitionOf = (classType: string) => NodeDefinition | undefined;
 
 /** A ValidationResult whose ok side also carries the failed outputs' node_errors, as POST /prompt returns them. */
 export type LocalValidationResult =
@@ -15,7 +19,7 @@ export type LocalValidationResult =
 const fail = (type: string, message: string, details = '', extra_info: Record<string, unknown> = {}, node_errors: Record<string, NodeErrors> = {}) =>
   ({ ok: false, error: { type, message, details, extra_info }, node_errors }) as const;
 
-export function validateWorkflow(workflow: unknown, registry: NodeRegistry): LocalValidationResult {
+export function validateWorkflow(workflow: unknown, definitionOf: DefinitionOf): LocalValidationResult {
   if (!isPlainObject(workflow)) return fail('invalid_prompt', 'The prompt must be an object of nodes keyed by node id');
   for (const [id, node] of Object.entries(workflow)) {
     if (!isPlainObject(node) || typeof node.class_type !== 'string' || !isPlainObject(node.inputs)) {
@@ -24,7 +28,7 @@ export function validateWorkflow(workflow: unknown, registry: NodeRegistry): Loc
   }
   const wf = workflow as Workflow;
   for (const [id, node] of Object.entries(wf)) {
-    if (!registry.get(node.class_type)) {
+    if (!definitionOf(node.class_type)) {
       return fail('missing_node_type', `Node '${node.class_type}' not found. The custom node may not be installed.`, `Node ID '#${id}'`, {
         node_id: id,
         class_type: node.class_type,
@@ -32,15 +36,15 @@ export function validateWorkflow(workflow: unknown, registry: NodeRegistry): Loc
       });
     }
   }
-  const outputs = Object.keys(wf).filter((id) => registry.get(wf[id].class_type)!.definition.output_node);
+  const outputs = Object.keys(wf).filter((id) => definitionOf(wf[id].class_type)!.output_node);
   if (outputs.length === 0) return fail('prompt_no_outputs', 'Prompt has no outputs');
 
-  const sources = (id: string) => linksOf(wf, id, registry.get(wf[id].class_type)!.definition).map((l) => l.link[0]);
+  const sources = (id: string) => linksOf(wf, id, definitionOf(wf[id].class_type)!).map((l) => l.link[0]);
   const needs = new Map(outputs.map((o) => [o, upstreamOf(o, sources)]));
   const issues = new Map<string, ValidationIssue[]>();
-  for (const set of needs.values()) for (const id of set) if (!issues.has(id)) issues.set(id, checkNode(wf, id, registry));
+  for (const set of needs.values()) for (const id of set) if (!issues.has(id)) issues.set(id, checkNode(wf, id, definitionOf));
   for (const cycle of findCycles(issues.keys(), sources)) {
-    for (const id of cycle) issues.get(id)!.push(cycleIssue(wf, registry, id, cycle));
+    for (const id of cycle) issues.get(id)!.push(cycleIssue(wf, definitionOf, id, cycle));
   }
 
   const good = outputs.filter((o) => [...needs.get(o)!].every((id) => issues.get(id)!.length === 0));
@@ -58,8 +62,8 @@ export function validateWorkflow(workflow: unknown, registry: NodeRegistry): Loc
 }
 
 /** Names the input through which the node depends on the rest of its cycle. */
-function cycleIssue(wf: Workflow, registry: NodeRegistry, id: string, cycle: string[]): ValidationIssue {
-  const links = linksOf(wf, id, registry.get(wf[id].class_type)!.definition);
+function cycleIssue(wf: Workflow, definitionOf: DefinitionOf, id: string, cycle: string[]): ValidationIssue {
+  const links = linksOf(wf, id, definitionOf(wf[id].class_type)!);
   const back = links.find((l) => cycle.includes(l.link[0]))!;
   return {
     type: 'dependency_cycle',

@@ -2,7 +2,7 @@
 // which are constants (`{"__value__": x}` unwrapped), the links of a node's
 // declared inputs, what an output needs, and the cycles among a set of nodes.
 // Validation and planning both read workflows through here, so they agree.
-import type { InputSpec, NodeDefinition, Workflow } from '../types.ts';
+import type { InputSpec, NodeDefinition, Workflow } from './types.ts';
 
 export type Link = [source_id: string, output_index: number];
 

@@ -2,15 +2,15 @@
 // messages: missing required inputs, malformed or mistyped links, and
 // constants of the wrong type or out of range. Whether upstream nodes are
 // valid is decided by validate.ts, which sees the whole graph.
-import type { InputSpec, ValidationIssue, Workflow } from '../types.ts';
-import { declaredInputs, readInput } from './graph.ts';
-import type { NodeRegistry } from './registry.ts';
+import type { InputSpec, ValidationIssue, Workflow } from './types.ts';
+import { declaredInputs, readInput } from './workflow-graph.ts';
+import type { DefinitionOf } from './validate-workflow.ts';
 
 type Issue = (type: string, message: string, details: string, extra: Record<string, unknown>) => void;
 
-export function checkNode(workflow: Workflow, id: string, registry: NodeRegistry): ValidationIssue[] {
+export function checkNode(workflow: Workflow, id: string, definitionOf: DefinitionOf): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  const def = registry.get(workflow[id].class_type)!.definition;
+  const def = definitionOf(workflow[id].class_type)!;
   for (const { name, spec, required } of declaredInputs(def)) {
     const issue: Issue = (type, message, details, extra) =>
       issues.push({ type, message, details, extra_info: { input_name: name, ...extra } });
@@ -26,7 +26,7 @@ export function checkNode(workflow: Workflow, id: string, registry: NodeRegistry
         received_value: raw,
       });
     } else if (value.kind === 'link') {
-      checkLink(workflow, registry, name, spec, value.link, issue);
+      checkLink(workflow, definitionOf, name, spec, value.link, issue);
     } else {
       checkConstant(name, spec, value.value, issue);
     }
@@ -34,7 +34,7 @@ export function checkNode(workflow: Workflow, id: string, registry: NodeRegistry
   return issues;
 }
 
-function checkLink(workflow: Workflow, registry: NodeRegistry, name: string, spec: InputSpec, link: [string, number], issue: Issue): void {
+function checkLink(workflow: Workflow, definitionOf: DefinitionOf, name: string, spec: InputSpec, link: [string, number], issue: Issue): void {
   // hasOwn: an id like `constructor` must not find Object.prototype's member.
   const source = Object.hasOwn(workflow, link[0]) ? workflow[link[0]] : undefined;
   if (!source) {
@@ -45,7 +45,7 @@ function checkLink(workflow: Workflow, registry: NodeRegistry, name: string, spe
     });
     return;
   }
-  const outputs = registry.get(source.class_type)!.definition.output;
+  const outputs = definitionOf(source.class_type)!.output;
   if (link[1] >= outputs.length) {
     issue('bad_linked_input', 'Bad linked input, output index out of range', `${name}, node #${link[0]} has ${outputs.length} output(s)`, {
       input_config: spec,
