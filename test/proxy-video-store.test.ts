@@ -8,30 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createService } from '../index.ts';
 import { createMemoryBlobStore, createMemoryStorage } from '../storage/memory/index.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
-import type { VideoTaskRecord } from '../storage/types.ts';
+import { videoTask as task } from './suites/store-fixtures.ts';
 
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'graphrun-video-store-'));
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
-
-const task = (id: string, extra: Partial<VideoTaskRecord> = {}): VideoTaskRecord => ({
-  id,
-  account_id: 'acct',
-  state: 'created',
-  request: { model: 'gen-q2-turbo', image_settings: [{ key_image: 'https://example.com/a.png', duration: 2, prompt: 'x' }] },
-  credits: 4,
-  provider: 'local',
-  provider_task_id: null,
-  link_base: 'http://127.0.0.1:1/mount',
-  output_asset_id: null,
-  error: null,
-  created_at: 1000,
-  updated_at: 1000,
-  expires_at: 99_000,
-  ...extra,
-});
 
 describe('video tasks on SQLite', () => {
   it('survive reopening the database file', async () => {

@@ -1,6 +1,6 @@
 // What the metadata store conformance suites share: how a backend hands them
 // a fresh store, and the records their cases build.
-import type { NewAsset } from '../../storage/types.ts';
+import type { NewAsset, VideoTaskRecord } from '../../storage/types.ts';
 
 /** A fresh, empty store for one test, and how to let go of it afterwards. */
 export interface StoreFixture<S> {
@@ -32,3 +32,21 @@ export const hashOf = (key: string) => `blake3:${key}`;
 
 /** A blob row under `key` (hash from the key unless given), as commitAsset takes it. */
 export const blob = (key: string, hash: string | null = hashOf(key), size = 10) => ({ key, hash, size });
+
+/** A video task of account acct in state created, with `extra` applied. */
+export const videoTask = (id: string, extra: Partial<VideoTaskRecord> = {}): VideoTaskRecord => ({
+  id,
+  account_id: 'acct',
+  state: 'created',
+  request: { model: 'gen-q2-turbo', image_settings: [{ key_image: 'https://example.com/a.png', duration: 2, prompt: 'x' }] },
+  credits: 4,
+  provider: 'local',
+  provider_task_id: null,
+  link_base: 'http://127.0.0.1:1/mount',
+  output_asset_id: null,
+  error: null,
+  created_at: 1000,
+  updated_at: 1000,
+  expires_at: 99_000,
+  ...extra,
+});

@@ -2,25 +2,8 @@
 // out, compare-and-set state changes, the by-state listing a restart resumes
 // from, and retention.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { VideoTaskRecord, VideoTaskStore } from '../../storage/types.ts';
-import type { MakeStore } from './store-fixtures.ts';
-
-const task = (id: string, extra: Partial<VideoTaskRecord> = {}): VideoTaskRecord => ({
-  id,
-  account_id: 'acct',
-  state: 'created',
-  request: { model: 'gen-q2-turbo', image_settings: [{ key_image: 'https://example.com/a.png', duration: 2, prompt: 'x' }] },
-  credits: 4,
-  provider: 'local',
-  provider_task_id: null,
-  link_base: 'http://127.0.0.1:1/mount',
-  output_asset_id: null,
-  error: null,
-  created_at: 1000,
-  updated_at: 1000,
-  expires_at: 99_000,
-  ...extra,
-});
+import type { VideoTaskStore } from '../../storage/types.ts';
+import { videoTask as task, type MakeStore } from './store-fixtures.ts';
 
 export function videoTaskStoreSuite(make: MakeStore<VideoTaskStore>): void {
   describe('VideoTaskStore', () => {
