@@ -7,6 +7,8 @@
 // accepted and ignored (the scheduler's fair queue decides), `client_id` too.
 // GET /prompt: `{exec_info: {queue_remaining}}`, the caller's queued and running jobs.
 import * as v from 'valibot';
+import { isRecord } from '../../lib/is-record.ts';
+import { isLowercaseUuid } from '../../lib/uuid.ts';
 import type { ServiceContext } from '../context.ts';
 import { submitWorkflow } from '../jobs/submit-workflow.ts';
 import { depthExceeds, MAX_WORKFLOW_DEPTH } from '../jobs/workflow-depth.ts';
@@ -15,8 +17,6 @@ import { validate } from '../schemas.ts';
 import { cloudAccount, requireActiveSubscription } from './auth.ts';
 import { promptErrorResponse, refusal } from './prompt-errors.ts';
 import { RUNNING_STATUSES } from './status.ts';
-
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 const apiKey = v.pipe(v.string('must be a string'), v.maxLength(4096, 'must be at most 4096 characters'));
 
@@ -31,13 +31,11 @@ const PromptFields = v.object({
   partial_execution_targets: v.nullish(v.array(v.string('must be node ids'), 'must be an array of node ids')),
 });
 
-const LOWER_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
 function readFields(body: unknown) {
-  if (!isObject(body)) throw refusal('invalid_request', 'invalid_request', 'The body must be a JSON object with a "prompt".');
+  if (!isRecord(body)) throw refusal('invalid_request', 'invalid_request', 'The body must be a JSON object with a "prompt".');
   if (body.prompt === undefined || body.prompt === null) throw refusal('invalid_request', 'no_prompt', 'No prompt provided', 'No prompt provided');
   const prompt = body.prompt;
-  if (!isObject(prompt)) {
+  if (!isRecord(prompt)) {
     throw refusal('invalid_request', 'invalid_prompt', 'prompt: must be an object of nodes keyed by node id (the API format)');
   }
   if (depthExceeds(prompt, MAX_WORKFLOW_DEPTH)) {
@@ -45,7 +43,7 @@ function readFields(body: unknown) {
   }
   if (Array.isArray(body.extra_data)) throw refusal('invalid_request', 'invalid_request', 'extra_data: must be an object');
   const fields = validate(PromptFields, body);
-  if (fields.prompt_id != null && !LOWER_UUID.test(fields.prompt_id)) {
+  if (fields.prompt_id != null && !isLowercaseUuid(fields.prompt_id)) {
     throw refusal('invalid_request', 'invalid_prompt_id', 'prompt_id: must be a lowercase UUID', fields.prompt_id);
   }
   if (fields.partial_execution_targets?.length) {

@@ -2,6 +2,7 @@
 // fields, the JobSubmission schema), submitted through the use case every
 // surface shares (submit-workflow.ts), answered 201 with the Job. Its
 // refusals are rendered by the v2 surface (core/v2/errors.ts).
+import { isRecord } from '../../lib/is-record.ts';
 import type { ServiceContext } from '../context.ts';
 import { mountPrefix } from '../links.ts';
 import { invalid } from '../errors.ts';
@@ -14,10 +15,8 @@ import { depthExceeds, MAX_WORKFLOW_DEPTH } from './workflow-depth.ts';
 /** Reserved for later versions of the contract; refused so clients cannot come to rely on them being ignored. */
 const RESERVED = ['webhook_url', 'inputs'];
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 function checkEnvelope(body: unknown): void {
-  if (!isObject(body)) throw invalid('The body must be a JSON object with a "workflow".', '(body)', 'must be an object');
+  if (!isRecord(body)) throw invalid('The body must be a JSON object with a "workflow".', '(body)', 'must be an object');
   if (Array.isArray(body.workflow)) {
     throw invalid('workflow: must be an object of nodes keyed by node id, not an array', 'workflow', 'must be an object');
   }
@@ -27,7 +26,7 @@ function checkEnvelope(body: unknown): void {
   for (const field of RESERVED) {
     if (field in body) throw invalid(`${field}: is reserved and not accepted yet`, field, 'reserved');
   }
-  if (isObject(body.extra_data)) {
+  if (isRecord(body.extra_data)) {
     for (const key of Object.keys(body.extra_data)) {
       if (!(EXTRA_DATA_KEYS as readonly string[]).includes(key)) {
         throw invalid(`extra_data.${key}: is not accepted; extra_data takes only ${EXTRA_DATA_KEYS.join(', ')}`, `extra_data.${key}`, 'unknown key');

@@ -1,6 +1,7 @@
 // The Job and Output objects of the v2 contract, built from stored rows. Every
 // field is always present (null when not known yet), and the follow-up links
 // are host-relative, carrying the prefix the service is mounted under.
+import { isUuid } from '../../lib/uuid.ts';
 import type { AccountRecord, AssetRecord, JobRecord } from '../../storage/types.ts';
 import type { JobView, OutputView } from './job-schema.ts';
 import { toOutputAsset } from './outputs.ts';
@@ -24,11 +25,9 @@ export function isRetained(job: JobRecord, now: number): boolean {
   return !isTerminal(job.status as JobStatus) || job.expires_at > now;
 }
 
-const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The caller's retained job, or 404 (also for a malformed id or another account's job). */
 export async function findOwnJob(ctx: ServiceContext, account: AccountRecord, id: string): Promise<JobRecord> {
-  const job = JOB_ID.test(id) ? await ctx.metadata.getJob(account.id, id.toLowerCase()) : null;
+  const job = isUuid(id) ? await ctx.metadata.getJob(account.id, id.toLowerCase()) : null;
   if (!job || !isRetained(job, ctx.now())) throw notFound('No job with this id.');
   return job;
 }

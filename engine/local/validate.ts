@@ -2,8 +2,9 @@
 // semantics: shape and class checks fail the whole prompt; then only nodes an
 // output node needs are checked, and each output stands or falls with them.
 // Some outputs valid -> ok with those outputs (node_errors name the rest).
+import { isRecord } from '../../lib/is-record.ts';
 import type { NodeErrors, ValidationIssue, ValidationResult, Workflow } from '../types.ts';
-import { findCycles, isPlainObject, linksOf, upstreamOf } from './graph.ts';
+import { findCycles, linksOf, upstreamOf } from './graph.ts';
 import type { NodeRegistry } from './registry.ts';
 import { checkNode } from './validate-node.ts';
 
@@ -16,9 +17,9 @@ const fail = (type: string, message: string, details = '', extra_info: Record<st
   ({ ok: false, error: { type, message, details, extra_info }, node_errors }) as const;
 
 export function validateWorkflow(workflow: unknown, registry: NodeRegistry): LocalValidationResult {
-  if (!isPlainObject(workflow)) return fail('invalid_prompt', 'The prompt must be an object of nodes keyed by node id');
+  if (!isRecord(workflow)) return fail('invalid_prompt', 'The prompt must be an object of nodes keyed by node id');
   for (const [id, node] of Object.entries(workflow)) {
-    if (!isPlainObject(node) || typeof node.class_type !== 'string' || !isPlainObject(node.inputs)) {
+    if (!isRecord(node) || typeof node.class_type !== 'string' || !isRecord(node.inputs)) {
       return fail('invalid_prompt', 'Cannot execute because a node is missing the class_type property or its inputs object.', `Node ID '#${id}'`, { node_id: id });
     }
   }
