@@ -10,8 +10,7 @@ import { signedContentUrl } from '../assets/view.ts';
 import type { ServiceContext } from '../context.ts';
 import { linkBase, mountPrefix } from '../links.ts';
 import { notFound } from '../errors.ts';
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+import { isoTime, isoTimeOrNull } from '../iso-time.ts';
 
 export const jobPath = (id: string) => `/api/v2/jobs/${id}`;
 
@@ -71,10 +70,10 @@ export async function jobView(
   return {
     id: job.id,
     status: job.status as JobView['status'],
-    created_at: iso(job.created_at)!,
-    started_at: iso(job.started_at),
-    completed_at: iso(job.completed_at),
-    expires_at: iso(job.expires_at)!,
+    created_at: isoTime(job.created_at),
+    started_at: isoTimeOrNull(job.started_at),
+    completed_at: isoTimeOrNull(job.completed_at),
+    expires_at: isoTime(job.expires_at),
     queue_position: job.status === 'queued' ? position : null,
     progress: job.progress as JobView['progress'],
     outputs: outputs.length === 0 ? [] : outputs.map((a) => outputOf(ctx, base, a)),
