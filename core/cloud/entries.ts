@@ -4,6 +4,7 @@
 // per-node meta. `number` is always the job's submission sequence number.
 import type { NodeDefinition } from '../../engine/types.ts';
 import type { AssetRecord, JobRecord } from '../../storage/types.ts';
+import { classTypeOf } from '../jobs/workflow-check.ts';
 import { exceptionFields } from './exception-fields.ts';
 import { outputsByNode } from './file-names.ts';
 
@@ -13,8 +14,8 @@ type Defs = Record<string, NodeDefinition>;
 export function outputNodeIds(workflow: Record<string, unknown>, defs: Defs): string[] {
   return Object.entries(workflow)
     .filter(([, node]) => {
-      const cls = (node as { class_type?: unknown } | null)?.class_type;
-      return typeof cls === 'string' && Object.hasOwn(defs, cls) && defs[cls].output_node;
+      const cls = classTypeOf(node);
+      return cls !== undefined && Object.hasOwn(defs, cls) && defs[cls].output_node;
     })
     .map(([id]) => id);
 }

@@ -10,6 +10,7 @@ import type { ServiceContext } from '../context.ts';
 import { ApiError, toErrorResponse, type ErrorCode } from '../errors.ts';
 import type { WorkflowProblem } from '../jobs/check-workflow.ts';
 import { JobIdInUseError, PartnerKeyRequiredError, WorkflowRefusedError } from '../jobs/submit-workflow.ts';
+import { classTypeOf } from '../jobs/workflow-check.ts';
 import { cloudStatus } from './respond.ts';
 
 export type RefNodeErrors = Record<string, NodeErrors>;
@@ -36,11 +37,6 @@ export class PromptRefusal extends ApiError {
 export const refusal = (code: ErrorCode, type: string, message: string, details = '', extra: Record<string, unknown> = {}) =>
   new PromptRefusal(code, issue(type, message, details, extra), {}, message);
 
-const classOf = (workflow: Record<string, unknown>, id: string): string => {
-  const node = workflow[id] as { class_type?: unknown } | undefined;
-  return typeof node?.class_type === 'string' ? node.class_type : '';
-};
-
 /** A refused workflow in the reference's terms: the engine's own verdict when it has one. */
 function workflowRefusal(problem: WorkflowProblem, workflow: Record<string, unknown>): PromptRefusal {
   const v = problem.validation;
@@ -55,7 +51,7 @@ function workflowRefusal(problem: WorkflowProblem, workflow: Record<string, unkn
     nodeErrors[id] = {
       errors: entries.map((e) => issue(e.reason, e.message, e.field ?? '', e.field ? { input_name: e.field } : {})),
       dependent_outputs: [],
-      class_type: classOf(workflow, id),
+      class_type: classTypeOf(workflow[id]) ?? '',
     };
   }
   return new PromptRefusal(problem.code, issue(problem.reason, problem.message), nodeErrors, problem.message);

@@ -3,6 +3,7 @@
 // nodes of a workflow need one.
 import type { ServiceContext } from '../context.ts';
 import { invalid } from '../errors.ts';
+import { classTypeOf } from './workflow-check.ts';
 
 /** The partner-node key as a submission's extra_data carries it: the alias is what the public client sends. */
 export interface PartnerKeyFields {
@@ -38,7 +39,7 @@ export async function partnerNodes(ctx: ServiceContext, workflow: Record<string,
   const defs = await ctx.engine.nodeDefinitions();
   const found: Array<[string, string]> = [];
   for (const [id, node] of Object.entries(workflow)) {
-    const cls = typeof node === 'object' && node !== null && typeof (node as { class_type?: unknown }).class_type === 'string' ? (node as { class_type: string }).class_type : undefined;
+    const cls = classTypeOf(node);
     if (cls !== undefined && Object.hasOwn(defs, cls) && defs[cls].api_node === true) found.push([id, cls]);
   }
   return found;

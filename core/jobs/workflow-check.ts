@@ -1,10 +1,16 @@
-// Submission checks on a workflow that need no storage: the UI-export guard,
-// typed asset references (found, and replaced by the asset id the engine's
+// Submission checks on a workflow that need no storage: a node's class, the
+// UI-export guard, typed asset references (found, and replaced by the asset id the engine's
 // loaders take), the engine's validation turned into the v2 `node_errors`
 // shape, and which nodes a run will touch (for progress).
 import type { ValidationIssue, ValidationResult, Workflow } from '../../engine/types.ts';
 import { isRecord } from '../../lib/is-record.ts';
 import { isUuid } from '../../lib/uuid.ts';
+
+/** A node's class_type, when the node is an object that names one. */
+export function classTypeOf(node: unknown): string | undefined {
+  const cls = (node as { class_type?: unknown } | null | undefined)?.class_type;
+  return typeof cls === 'string' ? cls : undefined;
+}
 
 /** The editor's save format (`nodes` + `links` arrays) rather than the API format. */
 export function isUiExport(workflow: Record<string, unknown>): boolean {
