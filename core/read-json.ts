@@ -1,5 +1,6 @@
 // Reads a JSON request body with a size cap, answering 415, 413 or 400 in
 // the envelope instead of letting a bad body become a 500.
+import { concatBytes } from '../lib/bytes.ts';
 import { ApiError } from './errors.ts';
 
 const MAX_JSON_BYTES = 64 * 1024;
@@ -43,11 +44,9 @@ export async function readJson(request: Request, max = MAX_JSON_BYTES, opts: Rea
     }
   }
   if (size === 0 && 'whenEmpty' in opts) return opts.whenEmpty;
-  const bytes = new Uint8Array(size);
-  chunks.reduce((at, c) => (bytes.set(c, at), at + c.length), 0);
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    text = new TextDecoder('utf-8', { fatal: true }).decode(concatBytes(chunks));
   } catch {
     throw new ApiError('malformed_request', 'The body is not valid UTF-8.');
   }

@@ -4,6 +4,7 @@
 // connection's `sid`, and reads the queue count the first `status` message
 // carries, so a peer is greeted and registered in one step when it opens.
 // Everything after that is the account's live channel (core/ws/connections.ts).
+import { isRecord } from '../lib/is-record.ts';
 import type { ServiceContext } from './context.ts';
 import { ApiError } from './errors.ts';
 import type { WebSocketHooks, WsPeer } from './types.ts';
@@ -29,8 +30,6 @@ const PATHS = new Set(['/ws', '/api/ws']);
 const MAX_CLIENT_ID = 256;
 /** Clients send only small JSON (feature flags); anything longer is not read. */
 const MAX_CLIENT_MESSAGE = 64 * 1024;
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function peerContext(peer: WsPeer): PeerContext | null {
   const c = peer.context;

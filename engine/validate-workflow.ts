@@ -4,8 +4,9 @@
 // falls with them. Some outputs valid -> ok with those outputs (node_errors
 // name the rest). Shared by every engine: the local one checks its own
 // classes, the worker engine the definitions its engine servers report.
+import { isRecord } from '../lib/is-record.ts';
 import type { NodeDefinition, NodeErrors, ValidationIssue, ValidationResult, Workflow } from './types.ts';
-import { findCycles, isPlainObject, linksOf, upstreamOf } from './workflow-graph.ts';
+import { findCycles, linksOf, upstreamOf } from './workflow-graph.ts';
 import { checkNode } from './validate-node.ts';
 
 /** The definition of a node class, or undefined when the engine has no such class. */
@@ -20,9 +21,9 @@ const fail = (type: string, message: string, details = '', extra_info: Record<st
   ({ ok: false, error: { type, message, details, extra_info }, node_errors }) as const;
 
 export function validateWorkflow(workflow: unknown, definitionOf: DefinitionOf): LocalValidationResult {
-  if (!isPlainObject(workflow)) return fail('invalid_prompt', 'The prompt must be an object of nodes keyed by node id');
+  if (!isRecord(workflow)) return fail('invalid_prompt', 'The prompt must be an object of nodes keyed by node id');
   for (const [id, node] of Object.entries(workflow)) {
-    if (!isPlainObject(node) || typeof node.class_type !== 'string' || !isPlainObject(node.inputs)) {
+    if (!isRecord(node) || typeof node.class_type !== 'string' || !isRecord(node.inputs)) {
       return fail('invalid_prompt', 'Cannot execute because a node is missing the class_type property or its inputs object.', `Node ID '#${id}'`, { node_id: id });
     }
   }

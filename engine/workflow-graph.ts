@@ -2,6 +2,7 @@
 // which are constants (`{"__value__": x}` unwrapped), the links of a node's
 // declared inputs, what an output needs, and the cycles among a set of nodes.
 // Validation and planning both read workflows through here, so they agree.
+import { isRecord } from '../lib/is-record.ts';
 import type { InputSpec, NodeDefinition, Workflow } from './types.ts';
 
 export type Link = [source_id: string, output_index: number];
@@ -10,10 +11,6 @@ export type InputValue =
   | { kind: 'link'; link: Link }
   | { kind: 'bad_link'; value: unknown[] }
   | { kind: 'constant'; value: unknown };
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Any array is a link (as in the reference); list constants come wrapped in `__value__`. */
 export function readInput(value: unknown): InputValue {
@@ -24,7 +21,7 @@ export function readInput(value: unknown): InputValue {
     }
     return { kind: 'bad_link', value };
   }
-  if (isPlainObject(value) && '__value__' in value) return { kind: 'constant', value: value.__value__ };
+  if (isRecord(value) && '__value__' in value) return { kind: 'constant', value: value.__value__ };
   return { kind: 'constant', value };
 }
 

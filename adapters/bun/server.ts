@@ -1,8 +1,9 @@
 // Mounting a Service in Bun: Bun.serve already speaks Request/Response, so
 // requests go to `service.fetch` as they are; WebSocket upgrades ask the
 // service first, then Bun's native socket events are wired to its hooks.
-import { consoleLogger, errorText } from '../../core/log.ts';
+import { consoleLogger } from '../../core/log.ts';
 import type { Logger, Service, WsPeer } from '../../core/types.ts';
+import { guardHook, type HookName } from '../../core/ws/guard-hook.ts';
 import { bunGlobal, type BunServeOptions, type BunServer, type BunServerWebSocket } from './bun-types.ts';
 
 export interface BunHandlerOptions {
@@ -61,14 +62,9 @@ export type BunHandlers = Pick<BunServeOptions<PeerData>, 'fetch' | 'error' | 'w
 export function bunHandlers(service: Service, opts: BunHandlerOptions = {}): BunHandlers {
   const logger = opts.logger ?? consoleLogger;
   const peers = new Set<BunServerWebSocket<PeerData>>();
-  // A throwing hook must not take the process down; it is logged and the peer kept.
-  const guard = (hook: string, ws: BunServerWebSocket<PeerData>, fn: (peer: BunWsPeer) => void) => {
-    try {
-      fn(ws.data.peer!);
-    } catch (err) {
-      logger.error(`websocket ${hook} hook failed`, { peer: ws.data.peer?.id, error: errorText(err) });
-    }
-  };
+  // The peer is set in `open`, before any hook runs.
+  const guard = (hook: HookName, ws: BunServerWebSocket<PeerData>, fn: (peer: BunWsPeer) => void) =>
+    guardHook(logger, hook, ws.data.peer!, fn);
   return {
     peers,
     async fetch(request: Request, server: BunServer) {

@@ -4,6 +4,7 @@
 // Deno has no per-server cap on client message size; the core ignores large ones.
 import { consoleLogger, errorText } from '../../core/log.ts';
 import type { Logger, Service, WsPeer } from '../../core/types.ts';
+import { guardHook, type HookName } from '../../core/ws/guard-hook.ts';
 import { denoGlobal, type DenoHttpServer, type DenoWebSocket } from './deno-types.ts';
 
 export interface DenoHandlerOptions {
@@ -48,14 +49,7 @@ export function denoHandler(service: Service, opts: DenoHandlerOptions = {}): De
   const logger = opts.logger ?? consoleLogger;
   const sockets = new Set<DenoWebSocket>();
   const bridge = (socket: DenoWebSocket, peer: DenoWsPeer) => {
-    // A throwing hook must not take the process down; it is logged and the peer kept.
-    const guard = (hook: string, fn: () => void) => {
-      try {
-        fn();
-      } catch (err) {
-        logger.error(`websocket ${hook} hook failed`, { peer: peer.id, error: errorText(err) });
-      }
-    };
+    const guard = (hook: HookName, fn: () => void) => guardHook(logger, hook, peer, fn);
     socket.binaryType = 'arraybuffer';
     socket.onopen = () => {
       sockets.add(socket);

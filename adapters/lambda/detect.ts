@@ -2,19 +2,15 @@
 // each: payload 2.0 has `version: "2.0"` and `requestContext.http`; an ALB
 // event has `requestContext.elb` (and `multiValueHeaders` when the target
 // group has multi-value headers on); a REST API event has `httpMethod`.
+import { isRecord } from '../../lib/is-record.ts';
 import type { EventKind } from './types.ts';
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The event's kind, or null when it is not an HTTP event of a known shape. */
 export function detectEvent(event: unknown): EventKind | null {
-  if (!isObject(event)) return null;
+  if (!isRecord(event)) return null;
   const context = event.requestContext;
-  if (event.version === '2.0' && isObject(context) && isObject(context.http)) return 'v2';
-  if (isObject(context) && isObject(context.elb)) return isObject(event.multiValueHeaders) ? 'alb-multi' : 'alb';
+  if (event.version === '2.0' && isRecord(context) && isRecord(context.http)) return 'v2';
+  if (isRecord(context) && isRecord(context.elb)) return isRecord(event.multiValueHeaders) ? 'alb-multi' : 'alb';
   if ('httpMethod' in event) return 'v1';
   return null;
 }
-
-export { isObject };

@@ -4,8 +4,8 @@
 // (re-encoded here); an ALB passes them still encoded (kept as they are).
 // The path the client used may start with more than the service's routes (a
 // REST API stage, a configured base path): that part becomes the mount prefix.
+import { isRecord } from '../../lib/is-record.ts';
 import { decodeEventBody } from './body.ts';
-import { isObject } from './detect.ts';
 import { MalformedEventError } from './errors.ts';
 import type { EventKind, HttpEventV1, HttpEventV2 } from './types.ts';
 
@@ -38,7 +38,7 @@ function requireString(value: unknown, what: string): string {
 /** Name -> value(s) maps of the event: absent or null is empty; anything but strings is malformed. */
 function entries(map: unknown, what: string, multi: boolean): Array<[string, string]> {
   if (map === undefined || map === null) return [];
-  if (!isObject(map)) throw new MalformedEventError(`The event's ${what} must be an object.`);
+  if (!isRecord(map)) throw new MalformedEventError(`The event's ${what} must be an object.`);
   const out: Array<[string, string]> = [];
   for (const [name, value] of Object.entries(map)) {
     const values = multi ? value : [value];
@@ -150,9 +150,9 @@ function stagePrefix(event: HttpEventV1): string | undefined {
 }
 
 function fromV1(event: HttpEventV1, kind: EventKind, opts: EventRequestOptions): EventRequest {
-  const multi = isObject(event.multiValueHeaders);
+  const multi = isRecord(event.multiValueHeaders);
   const headers = toHeaders(entries(multi ? event.multiValueHeaders : event.headers, multi ? 'multiValueHeaders' : 'headers', multi));
-  const multiQuery = isObject(event.multiValueQueryStringParameters);
+  const multiQuery = isRecord(event.multiValueQueryStringParameters);
   const params = entries(
     multiQuery ? event.multiValueQueryStringParameters : event.queryStringParameters,
     multiQuery ? 'multiValueQueryStringParameters' : 'queryStringParameters',

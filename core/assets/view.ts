@@ -3,13 +3,12 @@
 import type { AssetRecord } from '../../storage/types.ts';
 import type * as v from 'valibot';
 import type { ServiceBase } from '../context.ts';
+import { isoTime, isoTimeOrNull } from '../iso-time.ts';
 import { linkBase } from '../links.ts';
 import type { AssetSchema } from '../schemas.ts';
 import { signedUrlExpiry } from '../signing.ts';
 
 export type AssetView = v.InferOutput<typeof AssetSchema>;
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The subject a content URL signs: the asset and its owner, so a URL serves only that record. */
 export const contentSubject = (asset: Pick<AssetRecord, 'id' | 'account_id'>) => `asset:${asset.account_id}:${asset.id}`;
@@ -48,7 +47,7 @@ let lastExpiry = { ms: NaN, iso: '' };
  */
 export function signedContentUrl(ctx: ServiceBase, base: string, asset: AssetRecord): { url: string; url_expires_at: string } {
   const expires = signedUrlExpiry(ctx.now(), ctx.config.signedUrlTtlSeconds);
-  if (lastExpiry.ms !== expires) lastExpiry = { ms: expires, iso: iso(expires) };
+  if (lastExpiry.ms !== expires) lastExpiry = { ms: expires, iso: isoTime(expires) };
   const query = `${ctx.signer.signQuery(contentSubject(asset), expires)}&account=${formEncode(asset.account_id)}`;
   return { url: `${base}${contentPath(asset.id)}?${query}`, url_expires_at: lastExpiry.iso };
 }
@@ -65,10 +64,10 @@ export function assetViewAt(ctx: ServiceBase, base: string, asset: AssetRecord):
     size_bytes: asset.size_bytes,
     content_type: asset.content_type,
     file_path: asset.file_path,
-    created_at: iso(asset.created_at),
+    created_at: isoTime(asset.created_at),
     url,
     url_expires_at,
-    expires_at: asset.expires_at === null ? null : iso(asset.expires_at),
+    expires_at: isoTimeOrNull(asset.expires_at),
   };
 }
 

@@ -4,6 +4,8 @@
 // per-node meta. `number` is always the job's submission sequence number.
 import type { NodeDefinition } from '../../engine/types.ts';
 import type { AssetRecord, JobRecord } from '../../storage/types.ts';
+import { classTypeOf } from '../jobs/workflow-check.ts';
+import { exceptionFields } from './exception-fields.ts';
 import { outputsByNode } from './file-names.ts';
 
 type Defs = Record<string, NodeDefinition>;
@@ -12,8 +14,8 @@ type Defs = Record<string, NodeDefinition>;
 export function outputNodeIds(workflow: Record<string, unknown>, defs: Defs): string[] {
   return Object.entries(workflow)
     .filter(([, node]) => {
-      const cls = (node as { class_type?: unknown } | null)?.class_type;
-      return typeof cls === 'string' && Object.hasOwn(defs, cls) && defs[cls].output_node;
+      const cls = classTypeOf(node);
+      return cls !== undefined && Object.hasOwn(defs, cls) && defs[cls].output_node;
     })
     .map(([id]) => id);
 }
@@ -23,23 +25,13 @@ export function queueItem(job: JobRecord, defs: Defs): [number, string, Record<s
   return [job.seq, job.id, job.workflow, outputNodeIds(job.workflow, defs), { create_time: job.created_at }];
 }
 
-/** A JobError traceback (one string) as the reference's list of lines. */
-export function tracebackLines(traceback: unknown): string[] {
-  if (Array.isArray(traceback)) return traceback.map(String);
-  if (typeof traceback !== 'string' || traceback === '') return [];
-  return traceback.split('\n').map((line) => `${line}\n`);
-}
-
 /** The failure of a failed job as the reference's execution_error fields. */
 export function executionError(job: JobRecord) {
   const err = job.error ?? {};
   return {
     node_id: typeof err.node_id === 'string' ? err.node_id : null,
     node_type: typeof err.class_type === 'string' ? err.class_type : null,
-    exception_message: typeof err.message === 'string' ? err.message : 'The job failed.',
-    // The engine's kind (ValidationError, TypeError, ...); the service's own failures have none.
-    exception_type: typeof err.exception_type === 'string' && err.exception_type ? err.exception_type : 'ExecutionError',
-    traceback: tracebackLines(err.traceback),
+    ...exceptionFields(err),
   };
 }
 

@@ -4,11 +4,10 @@
 // unknown id are the same 404.
 import type { JobRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
+import { isoTime, isoTimeOrNull } from '../iso-time.ts';
 import { findOwnJob } from '../jobs/view.ts';
 import { cloudAccount } from './auth.ts';
 import { cloudStatus } from './status.ts';
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** The latest moment the row is known to have changed. */
 export const updatedAt = (job: JobRecord) => Math.max(job.created_at, job.started_at ?? 0, job.completed_at ?? 0);
@@ -21,16 +20,16 @@ export function errorMessage(job: JobRecord): string | null {
 export async function getJobStatus(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
   const account = await cloudAccount(request, ctx);
   const job = await findOwnJob(ctx, account, id);
-  const updated = iso(updatedAt(job));
+  const updated = isoTime(updatedAt(job));
   return Response.json(
     {
       id: job.id,
       status: cloudStatus(job.status),
-      created_at: iso(job.created_at),
+      created_at: isoTime(job.created_at),
       updated_at: updated,
       last_state_update: updated,
-      started_at: iso(job.started_at),
-      completed_at: iso(job.completed_at),
+      started_at: isoTimeOrNull(job.started_at),
+      completed_at: isoTimeOrNull(job.completed_at),
       assigned_inference: null,
       error_message: errorMessage(job),
     },

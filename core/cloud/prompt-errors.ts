@@ -3,11 +3,14 @@
 // node_errors}` (a submission result with `error` was not accepted) and the
 // cloud contract's `{code, message}`. A refused workflow carries the
 // engine's per-node verdict; other refusals (auth, credits, a full queue, a
-// bad field) an empty `node_errors` and their code as `error.type`.
+// bad field) an empty `node_errors` and their code as `error.type`. The
+// submission use case's refusals are turned into this shape here.
 import type { NodeErrors, ValidationIssue } from '../../engine/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError, toErrorResponse, type ErrorCode } from '../errors.ts';
-import type { WorkflowProblem } from '../jobs/enqueue.ts';
+import type { WorkflowProblem } from '../jobs/check-workflow.ts';
+import { JobIdInUseError, PartnerKeyRequiredError, WorkflowRefusedError } from '../jobs/submit-workflow.ts';
+import { classTypeOf } from '../jobs/workflow-check.ts';
 import { cloudStatus } from './respond.ts';
 
 export type RefNodeErrors = Record<string, NodeErrors>;
@@ -34,13 +37,8 @@ export class PromptRefusal extends ApiError {
 export const refusal = (code: ErrorCode, type: string, message: string, details = '', extra: Record<string, unknown> = {}) =>
   new PromptRefusal(code, issue(type, message, details, extra), {}, message);
 
-const classOf = (workflow: Record<string, unknown>, id: string): string => {
-  const node = workflow[id] as { class_type?: unknown } | undefined;
-  return typeof node?.class_type === 'string' ? node.class_type : '';
-};
-
 /** A refused workflow in the reference's terms: the engine's own verdict when it has one. */
-export function workflowRefusal(problem: WorkflowProblem, workflow: Record<string, unknown>): PromptRefusal {
+function workflowRefusal(problem: WorkflowProblem, workflow: Record<string, unknown>): PromptRefusal {
   const v = problem.validation;
   if (v && !v.ok) return new PromptRefusal(problem.code, v.error, v.node_errors, problem.message);
   if (v?.ok && v.node_errors) {
@@ -53,16 +51,14 @@ export function workflowRefusal(problem: WorkflowProblem, workflow: Record<strin
     nodeErrors[id] = {
       errors: entries.map((e) => issue(e.reason, e.message, e.field ?? '', e.field ? { input_name: e.field } : {})),
       dependent_outputs: [],
-      class_type: classOf(workflow, id),
+      class_type: classTypeOf(workflow[id]) ?? '',
     };
   }
   return new PromptRefusal(problem.code, issue(problem.reason, problem.message), nodeErrors, problem.message);
 }
 
 /** Partner nodes present but no key to hand them: named one by one. */
-export function partnerKeyRefusal(nodes: Array<[id: string, classType: string]>): PromptRefusal {
-  const names = nodes.map(([id, cls]) => `${id} (${cls})`).join(', ');
-  const message = `This workflow contains partner nodes that call external services (${names}); send your API key as extra_data.api_key_platform_org to run them.`;
+function partnerKeyRefusal({ nodes, message }: PartnerKeyRequiredError): PromptRefusal {
   const nodeErrors: RefNodeErrors = {};
   for (const [id, cls] of nodes) {
     nodeErrors[id] = {
@@ -74,9 +70,17 @@ export function partnerKeyRefusal(nodes: Array<[id: string, classType: string]>)
   return new PromptRefusal('invalid_workflow', issue('api_key_required', message), nodeErrors, message);
 }
 
+/** A submission refusal in the reference's terms; anything else as it was thrown. */
+function promptRefusalOf(err: unknown): unknown {
+  if (err instanceof WorkflowRefusedError) return workflowRefusal(err.problem, err.workflow);
+  if (err instanceof PartnerKeyRequiredError) return partnerKeyRefusal(err);
+  if (err instanceof JobIdInUseError) return refusal('invalid_request', 'invalid_prompt_id', 'prompt_id: is already in use; send a new UUID', err.id);
+  return err;
+}
+
 /** Whatever POST /prompt threw, as its response; unknown errors are logged only. */
 export function promptErrorResponse(err: unknown, ctx: ServiceContext, request: Request): Response {
-  return toErrorResponse(err, ctx.logger, { method: request.method, url: request.url }, promptError);
+  return toErrorResponse(promptRefusalOf(err), ctx.logger, { method: request.method, url: request.url }, promptError);
 }
 
 /** The cloud surface's body and status, plus the reference's `error` and `node_errors`. */

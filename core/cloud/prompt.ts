@@ -1,5 +1,5 @@
 // POST /prompt: the cloud surface's submission. The same job as POST
-// /api/v2/jobs (shared checks and admission, core/jobs/enqueue.ts; the
+// /api/v2/jobs (the shared use case, core/jobs/submit-workflow.ts; the
 // prompt_id is the job id), answered in the reference's shape:
 // 200 `{prompt_id, number, node_errors: {}}` where `number` is the job's
 // submission sequence number (the reference's monotonic queue counter; the
@@ -7,16 +7,16 @@
 // accepted and ignored (the scheduler's fair queue decides), `client_id` too.
 // GET /prompt: `{exec_info: {queue_remaining}}`, the caller's queued and running jobs.
 import * as v from 'valibot';
+import { isRecord } from '../../lib/is-record.ts';
+import { isLowercaseUuid } from '../../lib/uuid.ts';
 import type { ServiceContext } from '../context.ts';
-import { ApiError } from '../errors.ts';
-import { checkWorkflow, depthExceeds, enqueueJob, MAX_WORKFLOW_DEPTH, partnerKey, partnerNodes } from '../jobs/enqueue.ts';
+import { submitWorkflow } from '../jobs/submit-workflow.ts';
+import { depthExceeds, MAX_WORKFLOW_DEPTH } from '../jobs/workflow-depth.ts';
 import { readJson } from '../read-json.ts';
 import { validate } from '../schemas.ts';
 import { cloudAccount, requireActiveSubscription } from './auth.ts';
-import { partnerKeyRefusal, promptErrorResponse, refusal, workflowRefusal } from './prompt-errors.ts';
+import { promptErrorResponse, refusal } from './prompt-errors.ts';
 import { RUNNING_STATUSES } from './status.ts';
-
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 const apiKey = v.pipe(v.string('must be a string'), v.maxLength(4096, 'must be at most 4096 characters'));
 
@@ -31,13 +31,11 @@ const PromptFields = v.object({
   partial_execution_targets: v.nullish(v.array(v.string('must be node ids'), 'must be an array of node ids')),
 });
 
-const LOWER_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
 function readFields(body: unknown) {
-  if (!isObject(body)) throw refusal('invalid_request', 'invalid_request', 'The body must be a JSON object with a "prompt".');
+  if (!isRecord(body)) throw refusal('invalid_request', 'invalid_request', 'The body must be a JSON object with a "prompt".');
   if (body.prompt === undefined || body.prompt === null) throw refusal('invalid_request', 'no_prompt', 'No prompt provided', 'No prompt provided');
   const prompt = body.prompt;
-  if (!isObject(prompt)) {
+  if (!isRecord(prompt)) {
     throw refusal('invalid_request', 'invalid_prompt', 'prompt: must be an object of nodes keyed by node id (the API format)');
   }
   if (depthExceeds(prompt, MAX_WORKFLOW_DEPTH)) {
@@ -45,7 +43,7 @@ function readFields(body: unknown) {
   }
   if (Array.isArray(body.extra_data)) throw refusal('invalid_request', 'invalid_request', 'extra_data: must be an object');
   const fields = validate(PromptFields, body);
-  if (fields.prompt_id != null && !LOWER_UUID.test(fields.prompt_id)) {
+  if (fields.prompt_id != null && !isLowercaseUuid(fields.prompt_id)) {
     throw refusal('invalid_request', 'invalid_prompt_id', 'prompt_id: must be a lowercase UUID', fields.prompt_id);
   }
   if (fields.partial_execution_targets?.length) {
@@ -54,29 +52,15 @@ function readFields(body: unknown) {
   return { ...fields, prompt };
 }
 
-const promptIdUsed = (id: string) => refusal('invalid_request', 'invalid_prompt_id', 'prompt_id: is already in use; send a new UUID', id);
-
 async function submitPrompt(request: Request, ctx: ServiceContext): Promise<Response> {
   const account = await cloudAccount(request, ctx);
   await requireActiveSubscription(ctx, account);
   const fields = readFields(await readJson(request, ctx.config.maxWorkflowBytes, { anyContentType: true }));
-  const extra = partnerKey(ctx, fields.extra_data ?? undefined);
-  const workflow = fields.prompt;
-  const problem = await checkWorkflow(ctx, account, workflow);
-  if (problem) throw workflowRefusal(problem, workflow);
-  const partners = await partnerNodes(ctx, workflow);
-  if (partners.length > 0 && !extra?.api_key_platform_org) throw partnerKeyRefusal(partners);
-
-  const id = fields.prompt_id ?? undefined;
-  if (id !== undefined && (await ctx.metadata.getJobById(id))) throw promptIdUsed(id);
-  let job;
-  try {
-    ({ job } = await enqueueJob(ctx, request, account, { workflow, extra, id }));
-  } catch (err) {
-    // Two submissions racing for one prompt_id: the loser's insert fails on the key.
-    if (id !== undefined && !(err instanceof ApiError) && (await ctx.metadata.getJobById(id))) throw promptIdUsed(id);
-    throw err;
-  }
+  const { job } = await submitWorkflow(ctx, request, account, {
+    workflow: fields.prompt,
+    extra_data: fields.extra_data ?? undefined,
+    id: fields.prompt_id ?? undefined,
+  });
   return Response.json({ prompt_id: job.id, number: job.seq, node_errors: {} });
 }
 

@@ -8,6 +8,8 @@
 // ids of other accounts, unknown or finished jobs are skipped, not errors.
 // Each queue list shows at most 1000 items; GET /prompt counts them all.
 import * as v from 'valibot';
+import { isRecord } from '../../lib/is-record.ts';
+import { isUuid } from '../../lib/uuid.ts';
 import type { JobRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { requestCancel } from '../jobs/read.ts';
@@ -20,7 +22,6 @@ import { RUNNING_STATUSES } from './status.ts';
 
 const MAX_LISTED = 1000;
 const MAX_BODY_BYTES = 256 * 1024;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ACTIVE = new Set(['queued', 'running']);
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
@@ -52,10 +53,8 @@ const QueueBody = v.strictObject(
 /** The JSON object of a small POST body; none at all reads as `{}`. */
 async function readObject(request: Request): Promise<Record<string, unknown>> {
   const body = await readJson(request, MAX_BODY_BYTES, { anyContentType: true, whenEmpty: {} });
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw invalid('The body must be a JSON object.', '(body)', 'must be an object');
-  }
-  return body as Record<string, unknown>;
+  if (!isRecord(body)) throw invalid('The body must be a JSON object.', '(body)', 'must be an object');
+  return body;
 }
 
 export async function postQueue(request: Request, ctx: ServiceContext): Promise<Response> {
@@ -63,7 +62,7 @@ export async function postQueue(request: Request, ctx: ServiceContext): Promise<
   const body = validate(QueueBody, await readObject(request));
   const deleted: string[] = [];
   for (const id of new Set(body.delete ?? [])) {
-    const job = UUID.test(id) ? await ctx.metadata.getJob(account.id, id.toLowerCase()) : null;
+    const job = isUuid(id) ? await ctx.metadata.getJob(account.id, id.toLowerCase()) : null;
     if (job && (await cancel(ctx, job))) deleted.push(job.id);
   }
   if (body.clear) {
@@ -91,7 +90,7 @@ export async function postInterrupt(request: Request, ctx: ServiceContext): Prom
   let running: JobRecord[];
   if (id != null) {
     // Only that job, and only if it is running: a pending one stays (cancel it through POST /queue).
-    const job = UUID.test(id) ? await ctx.metadata.getJob(account.id, id.toLowerCase()) : null;
+    const job = isUuid(id) ? await ctx.metadata.getJob(account.id, id.toLowerCase()) : null;
     running = job?.status === 'running' ? [job] : [];
   } else {
     running = await ctx.metadata.listAccountJobs(account.id, { statuses: ['running'], order: 'asc', limit: MAX_LISTED });

@@ -11,6 +11,7 @@ import type { ServiceContext } from '../context.ts';
 import { invalid, notFound } from '../errors.ts';
 import { stageBlob } from '../assets/ingest.ts';
 import { concatBytes } from '../../lib/bytes.ts';
+import { isRecord } from '../../lib/is-record.ts';
 import type { MultipartPart } from '../multipart.ts';
 import { cloudAccount } from './auth.ts';
 import { findByFileName } from './file-names.ts';
@@ -48,10 +49,10 @@ export function parseOriginalRef(raw: string | undefined): string {
   } catch {
     throw invalid(`${field}: is not valid JSON; send {"filename": ..., "subfolder": ..., "type": ...}`, field, 'not JSON');
   }
-  if (typeof ref !== 'object' || ref === null || Array.isArray(ref)) {
+  if (!isRecord(ref)) {
     throw invalid(`${field}: must be a JSON object {"filename", "subfolder", "type"}`, field, 'wrong type');
   }
-  const { filename, subfolder, type } = ref as Record<string, unknown>;
+  const { filename, subfolder, type } = ref;
   if (type !== undefined && type !== null && typeof type !== 'string') {
     throw invalid(`${field}.type: must be a string`, `${field}.type`, 'wrong type');
   }

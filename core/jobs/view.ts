@@ -1,6 +1,7 @@
 // The Job and Output objects of the v2 contract, built from stored rows. Every
 // field is always present (null when not known yet), and the follow-up links
 // are host-relative, carrying the prefix the service is mounted under.
+import { isUuid } from '../../lib/uuid.ts';
 import type { AccountRecord, AssetRecord, JobRecord } from '../../storage/types.ts';
 import type { JobView, OutputView } from './job-schema.ts';
 import { toOutputAsset } from './outputs.ts';
@@ -9,8 +10,7 @@ import { signedContentUrl } from '../assets/view.ts';
 import type { ServiceContext } from '../context.ts';
 import { linkBase, mountPrefix } from '../links.ts';
 import { notFound } from '../errors.ts';
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+import { isoTime, isoTimeOrNull } from '../iso-time.ts';
 
 export const jobPath = (id: string) => `/api/v2/jobs/${id}`;
 
@@ -24,11 +24,9 @@ export function isRetained(job: JobRecord, now: number): boolean {
   return !isTerminal(job.status as JobStatus) || job.expires_at > now;
 }
 
-const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The caller's retained job, or 404 (also for a malformed id or another account's job). */
 export async function findOwnJob(ctx: ServiceContext, account: AccountRecord, id: string): Promise<JobRecord> {
-  const job = JOB_ID.test(id) ? await ctx.metadata.getJob(account.id, id.toLowerCase()) : null;
+  const job = isUuid(id) ? await ctx.metadata.getJob(account.id, id.toLowerCase()) : null;
   if (!job || !isRetained(job, ctx.now())) throw notFound('No job with this id.');
   return job;
 }
@@ -72,10 +70,10 @@ export async function jobView(
   return {
     id: job.id,
     status: job.status as JobView['status'],
-    created_at: iso(job.created_at)!,
-    started_at: iso(job.started_at),
-    completed_at: iso(job.completed_at),
-    expires_at: iso(job.expires_at)!,
+    created_at: isoTime(job.created_at),
+    started_at: isoTimeOrNull(job.started_at),
+    completed_at: isoTimeOrNull(job.completed_at),
+    expires_at: isoTime(job.expires_at),
     queue_position: job.status === 'queued' ? position : null,
     progress: job.progress as JobView['progress'],
     outputs: outputs.length === 0 ? [] : outputs.map((a) => outputOf(ctx, base, a)),

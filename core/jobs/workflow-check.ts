@@ -1,10 +1,16 @@
-// Submission checks on a workflow that need no storage: the UI-export guard,
-// typed asset references (found, and replaced by the asset id the engine's
+// Submission checks on a workflow that need no storage: a node's class, the
+// UI-export guard, typed asset references (found, and replaced by the asset id the engine's
 // loaders take), the engine's validation turned into the v2 `node_errors`
 // shape, and which nodes a run will touch (for progress).
 import type { ValidationIssue, ValidationResult, Workflow } from '../../engine/types.ts';
+import { isRecord } from '../../lib/is-record.ts';
+import { isUuid } from '../../lib/uuid.ts';
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A node's class_type, when the node is an object that names one. */
+export function classTypeOf(node: unknown): string | undefined {
+  const cls = (node as { class_type?: unknown } | null | undefined)?.class_type;
+  return typeof cls === 'string' ? cls : undefined;
+}
 
 /** The editor's save format (`nodes` + `links` arrays) rather than the API format. */
 export function isUiExport(workflow: Record<string, unknown>): boolean {
@@ -20,11 +26,9 @@ export interface AssetRef {
   id: string | null;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 function refId(value: Record<string, unknown>): string | null {
   const info = value.info;
-  if (!isObject(info) || typeof info.id !== 'string' || !UUID.test(info.id)) return null;
+  if (!isRecord(info) || typeof info.id !== 'string' || !isUuid(info.id)) return null;
   return info.id.toLowerCase();
 }
 
@@ -32,9 +36,9 @@ function refId(value: Record<string, unknown>): string | null {
 export function findAssetRefs(workflow: Record<string, unknown>): AssetRef[] {
   const refs: AssetRef[] = [];
   for (const [nodeId, node] of Object.entries(workflow)) {
-    if (!isObject(node) || !isObject(node.inputs)) continue;
+    if (!isRecord(node) || !isRecord(node.inputs)) continue;
     for (const [field, value] of Object.entries(node.inputs)) {
-      if (isObject(value) && value.__type === ASSET_TYPE) refs.push({ node_id: nodeId, field, id: refId(value) });
+      if (isRecord(value) && value.__type === ASSET_TYPE) refs.push({ node_id: nodeId, field, id: refId(value) });
     }
   }
   return refs;
@@ -48,13 +52,13 @@ export function findAssetRefs(workflow: Record<string, unknown>): AssetRef[] {
 export function resolveAssetRefs(workflow: Record<string, unknown>): Workflow {
   const out: Record<string, unknown> = {};
   for (const [nodeId, node] of Object.entries(workflow)) {
-    if (!isObject(node) || !isObject(node.inputs)) {
+    if (!isRecord(node) || !isRecord(node.inputs)) {
       out[nodeId] = node;
       continue;
     }
     const inputs: Record<string, unknown> = {};
     for (const [field, value] of Object.entries(node.inputs)) {
-      inputs[field] = isObject(value) && value.__type === ASSET_TYPE ? (refId(value) ?? '') : value;
+      inputs[field] = isRecord(value) && value.__type === ASSET_TYPE ? (refId(value) ?? '') : value;
     }
     out[nodeId] = { ...node, inputs };
   }

@@ -6,12 +6,12 @@ import { getAssetContent } from '../assets/content.ts';
 import { assetFromHash, headByHash } from '../assets/from-hash.ts';
 import { deleteAsset, getAsset } from '../assets/read.ts';
 import { uploadAsset } from '../assets/upload.ts';
-import { toErrorResponse } from '../errors.ts';
 import { jobEvents } from '../jobs/events.ts';
 import { cancelJob, getJob, getJobWorkflow } from '../jobs/read.ts';
 import { submitJob } from '../jobs/submit.ts';
 import { openApiDocument } from '../openapi.ts';
 import type { Route, SurfaceDefinition } from '../surface.ts';
+import { v2ErrorResponse } from './errors.ts';
 
 export function v2Surface(): SurfaceDefinition {
   const routes: Route[] = [
@@ -31,5 +31,5 @@ export function v2Surface(): SurfaceDefinition {
   ];
   // Built on first request, from the table above (which it documents whole).
   let document: Record<string, unknown> | undefined;
-  return { name: 'v2', mounts: ['/api/v2/*'], routes, renderError: toErrorResponse };
+  return { name: 'v2', mounts: ['/api/v2/*'], routes, renderError: v2ErrorResponse };
 }

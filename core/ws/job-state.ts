@@ -3,6 +3,7 @@
 // pending), execution_error and execution_interrupted, in the reference's
 // fields. Pure.
 import type { AssetRecord } from '../../storage/types.ts';
+import { exceptionFields } from '../cloud/exception-fields.ts';
 
 export type NodeState = 'pending' | 'running' | 'finished';
 
@@ -46,13 +47,6 @@ export function progressStateData(prompt_id: string, s: JobState): Record<string
   return { prompt_id, nodes };
 }
 
-/** A JobError traceback (one string) as the reference's list of lines. */
-export function tracebackLines(traceback: unknown): string[] {
-  if (Array.isArray(traceback)) return traceback.map(String);
-  if (typeof traceback !== 'string' || traceback === '') return [];
-  return traceback.split('\n').map((line) => `${line}\n`);
-}
-
 /** `execution_error` data from the job's JobError record (null/absent fields fall back to where the job was). */
 export function executionErrorData(
   prompt_id: string,
@@ -66,10 +60,7 @@ export function executionErrorData(
     node_id: (err.node_id as string | null | undefined) ?? s?.current?.node ?? null,
     node_type: (err.class_type as string | null | undefined) ?? s?.current?.class_type ?? null,
     executed: [...(s?.executed ?? [])],
-    exception_message: typeof err.message === 'string' ? err.message : 'The job failed.',
-    // The engine's kind (ValidationError, OOMError, TypeError...); the service's own failures have none.
-    exception_type: typeof err.exception_type === 'string' && err.exception_type ? err.exception_type : 'ExecutionError',
-    traceback: tracebackLines(err.traceback),
+    ...exceptionFields(err),
     // The reference's inputs of the failing node (not kept here) and the ids of nodes with outputs (a list there).
     current_inputs: {},
     current_outputs: [],

@@ -3,13 +3,12 @@
 // `type: 'output'` reference is rewritten to the content-addressed name of the
 // asset that node committed under that file name, so the name in the message
 // is the one `/api/view` and history serve.
+import { isRecord } from '../../lib/is-record.ts';
 import type { AssetRecord } from '../../storage/types.ts';
 import { cloudFileName } from '../cloud/file-names.ts';
 
 /** Deep enough for any ui dict; deeper values are passed through untouched. */
 const MAX_DEPTH = 8;
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * A copy of `output` with each output file reference of `nodeId` renamed.

@@ -1,6 +1,7 @@
 // Finds every file reference in a worker's ui outputs (history `outputs` or an
 // `executed` message) and says what each one is: output type by key and
 // extension, content type by extension. Pure: the collector streams them.
+import { isRecord } from '../../lib/is-record.ts';
 import type { OutputType } from '../types.ts';
 
 export interface FileRef {
@@ -54,8 +55,6 @@ export function outputTypeOf(key: string, filename: string): OutputType {
   if (/text/i.test(key)) return 'text';
   return 'file';
 }
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A ui value entry that names a file: `{filename, subfolder?, type?}`. */
 function asRef(v: unknown): { filename: string; subfolder: string; folder: string } | null {

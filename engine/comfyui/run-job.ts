@@ -8,6 +8,7 @@
 // so it names what we stored; the messages behind it wait, keeping the
 // worker's order. At the end the history entry commits what the messages
 // missed.
+import { isRecord } from '../../lib/is-record.ts';
 import { ExecutionError, type EngineEvent, type EngineJob, type ExecutionContext, type OutputAsset } from '../types.ts';
 import { createEventOrder } from './event-order.ts';
 import { executionErrorOf, JOB_TIMEOUT } from './exception-types.ts';
@@ -51,7 +52,6 @@ type End =
 /** The worker's part of the problem (down or 5xx) as opposed to the workflow's. */
 const isWorkerFault = (err: unknown) => err instanceof WorkerUnreachable || (err instanceof WorkerHttpError && err.status >= 500);
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function forwardExtraData(extra: Record<string, unknown> | undefined): Record<string, unknown> {
   if (!extra) return {};

@@ -5,11 +5,11 @@
 // the workflow pointing at the names the worker gave them. An upload the
 // worker refuses (4xx) fails the job naming the input; a worker fault (5xx,
 // no answer) is left to the caller, which tries another worker.
+import { isUuid } from '../../lib/uuid.ts';
 import { ExecutionError, type ExecutionContext, type NodeDefinition, type Workflow } from '../types.ts';
 import { hasUploadFlag } from './output-files.ts';
 import { WorkerHttpError, type WorkerClient } from './worker-client.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The reference's annotated form: "name.png [input]" names the file in that folder. */
 const ANNOTATION = /\s*\[(input|output|temp)\]$/;
 
@@ -31,7 +31,7 @@ export function assetCandidates(workflow: Workflow, defs: Record<string, NodeDef
   for (const [id, node] of Object.entries(workflow)) {
     for (const [input, value] of Object.entries(node.inputs ?? {})) {
       if (typeof value !== 'string' || value === '') continue;
-      if (UUID.test(value) || isUploadInput(defs[node.class_type], input)) out.push([id, input, value]);
+      if (isUuid(value) || isUploadInput(defs[node.class_type], input)) out.push([id, input, value]);
     }
   }
   return out;
@@ -41,7 +41,7 @@ type Asset = NonNullable<Awaited<ReturnType<ExecutionContext['readAsset']>>>;
 
 async function resolve(ctx: ExecutionContext, value: string): Promise<{ asset: Asset; name: string } | null> {
   const ref = value.replace(ANNOTATION, '').trim();
-  if (UUID.test(ref)) {
+  if (isUuid(ref)) {
     const byId = await ctx.readAsset({ id: ref.toLowerCase() });
     if (byId) return { asset: byId, name: ref };
   }

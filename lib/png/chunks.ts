@@ -60,13 +60,3 @@ export function writeChunk(type: string, data: Uint8Array): Uint8Array {
   view.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)));
   return out;
 }
-
-export function concatBytes(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}

@@ -2,7 +2,8 @@
 // zlib level 6, optional text chunks (written before the image data, where
 // the reference's Pillow writer puts them).
 import { zlibSync } from 'fflate';
-import { concatBytes, PNG_SIGNATURE, PngError, writeChunk } from './chunks.ts';
+import { concatBytes } from '../bytes.ts';
+import { PNG_SIGNATURE, PngError, writeChunk } from './chunks.ts';
 import { filterRows } from './filter.ts';
 import { textChunk } from './text.ts';
 

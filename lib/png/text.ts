@@ -2,7 +2,8 @@
 // `prompt`/`workflow`; like Pillow, text that Latin-1 cannot hold goes into an
 // uncompressed iTXt chunk instead. Compressed zTXt/iTXt are skipped on read:
 // inflating them would be another unbounded decompression.
-import { concatBytes, PngError, writeChunk } from './chunks.ts';
+import { concatBytes } from '../bytes.ts';
+import { PngError, writeChunk } from './chunks.ts';
 
 function latin1(bytes: Uint8Array): string {
   let s = '';

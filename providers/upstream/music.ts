@@ -7,6 +7,7 @@
 // stream is a MusicProviderError (a 429 stays a 429, anything else a 502),
 // a broken or malformed stream after it a terminal error event.
 import { request, type Dispatcher } from 'undici';
+import { isRecord } from '../../lib/is-record.ts';
 import { MusicProviderError, type MusicProvider, type MusicRequest } from '../music.ts';
 import { LineTooLongError, ndjsonLines } from './ndjson-lines.ts';
 import { excerpt, upstreamPool, type UpstreamPoolOptions } from './http.ts';
@@ -87,7 +88,7 @@ export function createUpstreamMusicProvider(opts: UpstreamMusicOptions): Upstrea
         } catch {
           throw upstreamError(`music vendor sent a line that is not JSON: ${line.slice(0, 200)}`);
         }
-        if (typeof event !== 'object' || event === null || Array.isArray(event) || typeof (event as { type?: unknown }).type !== 'string') {
+        if (!isRecord(event) || typeof event.type !== 'string') {
           throw upstreamError(`music vendor sent an event without a type: ${line.slice(0, 200)}`);
         }
         const typed = event as { type: string; message?: unknown };

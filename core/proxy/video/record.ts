@@ -5,8 +5,7 @@
 import type { VideoTaskRecord } from '../../../storage/types.ts';
 import { assetViewAt } from '../../assets/view.ts';
 import type { ServiceBase } from '../../context.ts';
-
-const iso = (ms: number) => new Date(ms).toISOString();
+import { isoTime } from '../../iso-time.ts';
 
 /** The record of `task`; links start with `base` (origin and mount prefix). */
 export async function taskView(ctx: ServiceBase, task: VideoTaskRecord, base: string): Promise<Record<string, unknown>> {
@@ -14,8 +13,8 @@ export async function taskView(ctx: ServiceBase, task: VideoTaskRecord, base: st
     task_id: task.id,
     state: task.state,
     credits: task.credits,
-    created_at: iso(task.created_at),
-    updated_at: iso(task.updated_at),
+    created_at: isoTime(task.created_at),
+    updated_at: isoTime(task.updated_at),
     ...task.request,
   };
   if (task.output_asset_id !== null) {

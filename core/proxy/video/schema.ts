@@ -4,6 +4,7 @@
 // stops at the first of), so a misspelt option is never silently ignored.
 import * as v from 'valibot';
 import { imageRefProblem } from '../../../lib/image/ref.ts';
+import { isRecord } from '../../../lib/is-record.ts';
 import * as L from '../../../providers/video-limits.ts';
 import { VIDEO_MODELS, VIDEO_RESOLUTIONS, type VideoRequest } from '../../../providers/video.ts';
 
@@ -65,14 +66,12 @@ export const MultiframeBody = v.object(
   'must be a JSON object',
 );
 
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
-
 /** Every key of the body and of its frame settings that the schema does not know. */
 function unknownFields(body: Record<string, unknown>): string[] {
   const out = Object.keys(body).filter((k) => !Object.hasOwn(MultiframeBody.entries, k));
   if (Array.isArray(body.image_settings)) {
     body.image_settings.forEach((item, i) => {
-      if (isObject(item)) for (const k of Object.keys(item)) if (!Object.hasOwn(frameSetting.entries, k)) out.push(`image_settings[${i}].${k}`);
+      if (isRecord(item)) for (const k of Object.keys(item)) if (!Object.hasOwn(frameSetting.entries, k)) out.push(`image_settings[${i}].${k}`);
     });
   }
   return out;
@@ -95,7 +94,7 @@ function fieldOf(issue: v.BaseIssue<unknown>): string {
 
 /** The request, or every problem of the body as details (the first per field). */
 export function parseMultiframe(body: unknown): { ok: true; value: ParsedMultiframe } | { ok: false; details: string[] } {
-  if (!isObject(body)) return { ok: false, details: ['(body): must be a JSON object'] };
+  if (!isRecord(body)) return { ok: false, details: ['(body): must be a JSON object'] };
   const result = v.safeParse(MultiframeBody, body);
   const byField = new Map<string, string>();
   for (const issue of result.issues ?? []) {

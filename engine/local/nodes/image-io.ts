@@ -2,12 +2,12 @@
 // PreviewImage streams PNG previews (never committed), LoadImage reads an
 // input asset of the job's account by id or by file name.
 import { readCapped } from '../../../lib/bytes.ts';
+import { isUuid } from '../../../lib/uuid.ts';
 import { defineNode, type LocalNode, type NodeRunContext } from '../define-node.ts';
 import { imageBatchToPng } from '../../../lib/image/png-batch.ts';
 import { decodeImageFile } from './image-load.ts';
 import { requireImage } from './image-ops.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const counter = (n: number) => String(n).padStart(5, '0');
 
 /**
@@ -78,7 +78,7 @@ export const previewImage = defineNode({
 });
 
 async function findAsset(ctx: NodeRunContext, ref: string) {
-  if (UUID.test(ref)) return (await ctx.readAsset({ id: ref.toLowerCase() })) ?? ctx.readAsset({ name: ref });
+  if (isUuid(ref)) return (await ctx.readAsset({ id: ref.toLowerCase() })) ?? ctx.readAsset({ name: ref });
   return ctx.readAsset({ name: ref });
 }
 
