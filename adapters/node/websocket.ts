@@ -9,6 +9,7 @@ import type { Logger, Service, WsPeer } from '../../core/types.ts';
 import { writeRawResponse } from './raw-response.ts';
 import { requestHeaders, requestUrl } from './request-head.ts';
 import { consoleLogger } from '../../core/log.ts';
+import { guardHook } from '../../core/ws/guard-hook.ts';
 import { errorFields, statusOf } from './errors.ts';
 import { normalizeMountPrefix, underPrefix } from './mount-prefix.ts';
 
@@ -64,22 +65,14 @@ function toBuffer(data: RawData): Buffer {
 }
 
 function bridge(service: Service, socket: WebSocket, peer: NodeWsPeer, logger: Logger): void {
-  // A throwing hook must not take the process down; it is logged and the peer kept.
-  const guard = (hook: string, fn: () => void) => {
-    try {
-      fn();
-    } catch (err) {
-      logger.error(`websocket ${hook} hook failed`, { peer: peer.id, ...errorFields(err) });
-    }
-  };
   socket.on('message', (data, isBinary) => {
     const buf = toBuffer(data);
     const message = isBinary ? new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength) : buf.toString('utf8');
-    guard('message', () => service.websocket.message(peer, message));
+    guardHook(logger, 'message', peer, (p) => service.websocket.message(p, message));
   });
-  socket.once('close', (code, reason) => guard('close', () => service.websocket.close(peer, code, reason.toString())));
+  socket.once('close', (code, reason) => guardHook(logger, 'close', peer, (p) => service.websocket.close(p, code, reason.toString())));
   socket.on('error', (err) => logger.warn('websocket error', { peer: peer.id, error: err.message }));
-  guard('open', () => service.websocket.open(peer));
+  guardHook(logger, 'open', peer, (p) => service.websocket.open(p));
 }
 
 export function attachWebSocket(server: Server, service: Service, opts: WebSocketOptions = {}): AttachedWebSocket {
