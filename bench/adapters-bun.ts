@@ -1,7 +1,8 @@
 // Server process of bench/adapters.ts on Bun: the Bun adapter over bun:sqlite
 // and a bare Bun.serve answering with the captured response.
-import { serve } from '../adapters/bun/server.ts';
+
 import { bunGlobal } from '../adapters/bun/bun-types.ts';
+import { serve } from '../adapters/bun/server.ts';
 import { createBunSqliteStorage } from '../storage/sql/bun-sqlite.ts';
 import { runBenchServer } from './adapters-server.ts';
 

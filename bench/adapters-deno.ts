@@ -1,7 +1,8 @@
 // Server process of bench/adapters.ts on Deno: the Deno adapter over
 // node:sqlite and a bare Deno.serve answering with the captured response.
-import { serve } from '../adapters/deno/server.ts';
+
 import { denoGlobal } from '../adapters/deno/deno-types.ts';
+import { serve } from '../adapters/deno/server.ts';
 import { createNodeSqliteStorage } from '../storage/sql/node-sqlite.ts';
 import { runBenchServer } from './adapters-server.ts';
 

@@ -82,8 +82,14 @@ async function measure(label: string, target: string, viaTsx: boolean): Promise<
   const samples: Sample[] = [];
   // Alternating would interleave with the other target's disk cache; each target runs its own series.
   for (let i = 0; i < RUNS; i++) samples.push(await runChild(target, viaTsx));
-  const m = { importMs: median(samples.map((s) => s.importMs)), firstMs: median(samples.map((s) => s.firstMs)), wallMs: median(samples.map((s) => s.wallMs)) };
-  console.log(`  ${label.padEnd(34)} import ${m.importMs.toFixed(1).padStart(7)} ms   first invocation ${m.firstMs.toFixed(1).padStart(6)} ms   process ${m.wallMs.toFixed(0).padStart(5)} ms`);
+  const m = {
+    importMs: median(samples.map((s) => s.importMs)),
+    firstMs: median(samples.map((s) => s.firstMs)),
+    wallMs: median(samples.map((s) => s.wallMs)),
+  };
+  console.log(
+    `  ${label.padEnd(34)} import ${m.importMs.toFixed(1).padStart(7)} ms   first invocation ${m.firstMs.toFixed(1).padStart(6)} ms   process ${m.wallMs.toFixed(0).padStart(5)} ms`,
+  );
   return m;
 }
 
@@ -124,9 +130,16 @@ console.log('\nBundled size (esbuild, minified, platform node, better-sqlite3 ex
 const lambdaBundle = await bundle(example, join(WORK, 'lambda.mjs'));
 const trivialBundle = await bundle(trivialSource, join(WORK, 'trivial.mjs'));
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
-console.log(`  examples/lambda.ts    ${String(lambdaBundle.bytes).padStart(9)} bytes (${kb(lambdaBundle.bytes)}), gzip ${lambdaBundle.gzip} bytes (${kb(lambdaBundle.gzip)})`);
+console.log(
+  `  examples/lambda.ts    ${String(lambdaBundle.bytes).padStart(9)} bytes (${kb(lambdaBundle.bytes)}), gzip ${lambdaBundle.gzip} bytes (${kb(lambdaBundle.gzip)})`,
+);
 console.log(`  trivial handler       ${String(trivialBundle.bytes).padStart(9)} bytes, gzip ${trivialBundle.gzip} bytes`);
-console.log(`  largest inputs: ${lambdaBundle.byPackage.slice(0, 6).map(([p, b]) => `${p} ${kb(b)}`).join(', ')}`);
+console.log(
+  `  largest inputs: ${lambdaBundle.byPackage
+    .slice(0, 6)
+    .map(([p, b]) => `${p} ${kb(b)}`)
+    .join(', ')}`,
+);
 
 console.log('\nCold import, source through tsx (node --import tsx):');
 const tsxTrivial = await measure('trivial handler (baseline)', trivialSource, true);

@@ -3,8 +3,9 @@
 // loop a GET whose body is read to the end before the next. The server's CPU
 // time comes from the caller: /proc for a process of any runtime (cpuSeconds),
 // or what a Node server reports of itself.
-import { readFileSync } from 'node:fs';
+
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
 
 export const CONNECTIONS = 32;

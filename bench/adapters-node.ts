@@ -5,7 +5,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '../adapters/node/server.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
-import { runBenchServer, type CapturedResponse } from './adapters-server.ts';
+import { type CapturedResponse, runBenchServer } from './adapters-server.ts';
 
 async function listen(listener: RequestListener): Promise<{ url: string; stop(): Promise<void> }> {
   const server: Server = createServer(listener);
@@ -16,11 +16,13 @@ async function listen(listener: RequestListener): Promise<{ url: string; stop():
   };
 }
 
-const bareNode = ({ status, headers, body }: CapturedResponse): RequestListener => (req, res) => {
-  req.resume();
-  res.writeHead(status, headers);
-  res.end(body);
-};
+const bareNode =
+  ({ status, headers, body }: CapturedResponse): RequestListener =>
+  (req, res) => {
+    req.resume();
+    res.writeHead(status, headers);
+    res.end(body);
+  };
 
 const express = process.argv[2] === 'express';
 

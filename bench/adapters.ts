@@ -13,14 +13,14 @@
 // Server CPU per request (from /proc) is printed too: with two cores the
 // client can be the limit, and then the rps ratio flatters the adapter.
 // Then bench/adapters-lambda.ts, when present, prints the Lambda figures.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DENO, DENO_ENV, DENO_OFFLINE } from '../test/runtime/deno-env.ts';
-import { compare, CONNECTIONS, cpuSeconds, type Window } from './adapters-load.ts';
+import { CONNECTIONS, compare, cpuSeconds, type Window } from './adapters-load.ts';
 import type { BenchReady } from './adapters-server.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -38,7 +38,12 @@ interface Target {
 }
 
 const TARGETS: Target[] = [
-  { name: `Node ${process.version} (adapters/node)`, baseline: 'bare node:http', command: process.execPath, args: [...TSX, 'bench/adapters-node.ts'] },
+  {
+    name: `Node ${process.version} (adapters/node)`,
+    baseline: 'bare node:http',
+    command: process.execPath,
+    args: [...TSX, 'bench/adapters-node.ts'],
+  },
   {
     name: 'Express (adapters/express)',
     baseline: 'bare Express route',
@@ -104,7 +109,12 @@ async function measure(target: Target): Promise<{ ready: BenchReady; adapter: Wi
     const started = await start(target, dir);
     child = started.child;
     const differences = await sameAnswer(started.ready);
-    const result = await compare({ adapter: started.ready.url, bare: started.ready.bareUrl }, started.ready.path, () => cpuSeconds(started.child.pid!), TIMING);
+    const result = await compare(
+      { adapter: started.ready.url, bare: started.ready.bareUrl },
+      started.ready.path,
+      () => cpuSeconds(started.child.pid!),
+      TIMING,
+    );
     return { ready: started.ready, ...result, differences };
   } finally {
     if (child && child.exitCode === null) {
@@ -118,7 +128,8 @@ async function measure(target: Target): Promise<{ ready: BenchReady; adapter: Wi
   }
 }
 
-const row = (cells: string[], widths = [34, 12, 34, 12, 8, 18]) => console.log(cells.map((c, i) => (i === 0 || i === 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  '));
+const row = (cells: string[], widths = [34, 12, 34, 12, 8, 18]) =>
+  console.log(cells.map((c, i) => (i === 0 || i === 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  '));
 const perRequest = (w: Window) => (Number.isNaN(w.serverCpu) ? 'n/a' : `${((w.serverCpu * 1e6) / w.rps).toFixed(0)} us`);
 
 const began = performance.now();

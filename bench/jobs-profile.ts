@@ -26,7 +26,10 @@ const child = fork(script, [dir], {
   ...(perf
     ? { execPath: 'perf', execArgv: ['record', '-F', '1999', '-g', '-o', join(profDir, 'perf.data'), process.execPath, '--perf-basic-prof', ...tsx] }
     : process.env.PROFILER === 'strace'
-      ? { execPath: 'strace', execArgv: [...(process.env.STRACE_ARGS ?? '-f -c').split(' '), '-o', join(profDir, 'strace.txt'), process.execPath, ...tsx] }
+      ? {
+          execPath: 'strace',
+          execArgv: [...(process.env.STRACE_ARGS ?? '-f -c').split(' '), '-o', join(profDir, 'strace.txt'), process.execPath, ...tsx],
+        }
       : process.env.PROFILER === 'node-flags'
         ? { execArgv: [...(process.env.NODE_FLAGS ?? '').split(' ').filter(Boolean), ...tsx] }
         : { execArgv: ['--cpu-prof', `--cpu-prof-dir=${profDir}`, ...tsx] }),

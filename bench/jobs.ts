@@ -6,19 +6,19 @@
 //    runs). Target: p50 and p99 ratios 10k/100 under 2.
 // 3. GET /api/v2/jobs/{id} requests/s through the Node server vs a bare
 //    node:http server sending the same bytes. Target: at least 50 %.
-import { fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createService, silentLogger, type Service, type ServiceOptions, type Storage } from '../index.ts';
 import { createLocalEngine } from '../engine/local/engine.ts';
 import { builtinNodes } from '../engine/local/nodes/index.ts';
+import { createService, type Service, type ServiceOptions, type Storage, silentLogger } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 import { createTestNodes, sumWorkflow } from '../test/helpers/local-nodes.ts';
-import { compare, CONNECTIONS } from './adapters-load.ts';
+import { CONNECTIONS, compare } from './adapters-load.ts';
 import type { ParentMessage, ServerMessage } from './jobs-server.ts';
 
 const JOBS = 2_000;
@@ -64,8 +64,7 @@ async function open(kind: StorageKind, options: Partial<ServiceOptions>): Promis
   return { service, storage };
 }
 
-const bodies = (n: number, offset = 0) =>
-  Array.from({ length: n }, (_, i) => JSON.stringify({ workflow: sumWorkflow('n', (offset + i) % 100, 7) }));
+const bodies = (n: number, offset = 0) => Array.from({ length: n }, (_, i) => JSON.stringify({ workflow: sumWorkflow('n', (offset + i) % 100, 7) }));
 
 async function submit(service: Service, body: string): Promise<{ id: string; status: string }> {
   const res = await service.fetch(new Request(`${ORIGIN}/api/v2/jobs`, { method: 'POST', headers: JSON_HEADERS, body }));
@@ -161,7 +160,10 @@ async function submissionLatency(): Promise<{ shallow: number[]; deep: number[];
     const samples = { shallow: [] as number[], deep: [] as number[] };
     const all = bodies(WARMUP_SUBMISSIONS + TIMED_SUBMISSIONS, 13);
     for (let i = 0; i < all.length; i++) {
-      for (const [name, { service }] of [['shallow', shallow], ['deep', deep]] as const) {
+      for (const [name, { service }] of [
+        ['shallow', shallow],
+        ['deep', deep],
+      ] as const) {
         const start = performance.now();
         const job = await submit(service, all[i]);
         const ms = performance.now() - start;
@@ -209,7 +211,10 @@ async function getThroughput() {
       if (m.type !== 'cpu') throw new Error('unexpected reply to cpu');
       return m.micros / 1e6;
     };
-    const { adapter: graphrun, bare } = await compare({ adapter: ready.url, bare: ready.bareUrl }, ready.path, cpu, { warmupMs: WARMUP_MS, windowMs: WINDOW_MS });
+    const { adapter: graphrun, bare } = await compare({ adapter: ready.url, bare: ready.bareUrl }, ready.path, cpu, {
+      warmupMs: WARMUP_MS,
+      windowMs: WINDOW_MS,
+    });
     return { ready, graphrun, bare };
   } finally {
     await server.ask({ type: 'stop' }).catch(() => {});
@@ -226,14 +231,21 @@ const row = (name: string, value: string, target = '', status = '') =>
 const ms = (v: number) => `${v.toFixed(2)} ms`;
 
 function printThroughput(jps: { memory: number; sqlite: number }): void {
-  console.log(`1. ${JOBS} jobs (Number, Number -> Add -> Show) via POST /api/v2/jobs in process, ${SUBMITTERS} submitters, ${PARALLEL_JOBS} jobs in parallel; best of 2\n`);
+  console.log(
+    `1. ${JOBS} jobs (Number, Number -> Add -> Show) via POST /api/v2/jobs in process, ${SUBMITTERS} submitters, ${PARALLEL_JOBS} jobs in parallel; best of 2\n`,
+  );
   row('SQLite + fs blobs', `${jps.sqlite.toFixed(0)} jobs/s`);
   row('memory (baseline)', `${jps.memory.toFixed(0)} jobs/s`);
   row('ratio SQLite/memory', `${((jps.sqlite / jps.memory) * 100).toFixed(1)} %`, '(no target: what the disk costs)');
 }
 
 function printLatency(latency: Awaited<ReturnType<typeof submissionLatency>>): void {
-  const [p50s, p99s, p50d, p99d] = [percentile(latency.shallow, 50), percentile(latency.shallow, 99), percentile(latency.deep, 50), percentile(latency.deep, 99)];
+  const [p50s, p99s, p50d, p99d] = [
+    percentile(latency.shallow, 50),
+    percentile(latency.shallow, 99),
+    percentile(latency.deep, 50),
+    percentile(latency.deep, 99),
+  ];
   console.log(
     `\n2. POST /api/v2/jobs latency, SQLite, runJobs false, ${TIMED_SUBMISSIONS} sequential submissions per depth` +
       ` (alternating; each job canceled after, so the depth stays constant; filling ${DEEP} took ${latency.fillSeconds.toFixed(1)} s)\n`,
@@ -257,7 +269,11 @@ function printGets({ ready, graphrun, bare }: Awaited<ReturnType<typeof getThrou
   // Two cores: when the bare server is under 100 % CPU the client was the limit, and the
   // rps ratio flatters graphrun; server CPU per request does not depend on the client.
   const perRequest = (r: typeof bare) => (r.serverCpu * 1e6) / r.rps;
-  row('  server CPU per request', `${perRequest(graphrun).toFixed(0)} us`, `(diagnostic; bare: ${perRequest(bare).toFixed(0)} us, ratio ${((perRequest(bare) / perRequest(graphrun)) * 100).toFixed(1)} %)`);
+  row(
+    '  server CPU per request',
+    `${perRequest(graphrun).toFixed(0)} us`,
+    `(diagnostic; bare: ${perRequest(bare).toFixed(0)} us, ratio ${((perRequest(bare) / perRequest(graphrun)) * 100).toFixed(1)} %)`,
+  );
 }
 
 try {

@@ -11,14 +11,14 @@
 // is a whole in-process GET /api/v2/jobs/{id} through service.fetch,
 // measured in the same run.
 import { Router } from 'itty-router';
-import { createService, silentLogger } from '../index.ts';
 import { cloudSurface } from '../core/cloud/surface.ts';
 import type { ServiceContext } from '../core/context.ts';
+import { urlPath } from '../core/links.ts';
 import { musicSurface } from '../core/proxy/music/surface.ts';
 import { videoSurface } from '../core/proxy/video/surface.ts';
 import { createMountTable, createSurface, type SurfaceDefinition } from '../core/surface.ts';
-import { urlPath } from '../core/links.ts';
 import { v2Surface } from '../core/v2/surface.ts';
+import { createService, silentLogger } from '../index.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 
 const ROUNDS = 4;
@@ -27,7 +27,9 @@ const ORIGIN = 'http://bench.local';
 
 const answer = async () => new Response(null, { status: 204 });
 const definitions = (): SurfaceDefinition[] =>
-  [v2Surface(), musicSurface(), videoSurface(), cloudSurface()].map((d) => ({ ...d, routes: d.routes.map(([m, p]) => [m, p, answer] as const) }) as SurfaceDefinition);
+  [v2Surface(), musicSurface(), videoSurface(), cloudSurface()].map(
+    (d) => ({ ...d, routes: d.routes.map(([m, p]) => [m, p, answer] as const) }) as SurfaceDefinition,
+  );
 
 function ours(): (request: Request) => Promise<Response> {
   const ctx = { logger: silentLogger } as ServiceContext;
@@ -76,7 +78,9 @@ async function main(): Promise<void> {
   // The baseline: the whole request in process, a succeeded job read back.
   const service = await createService({ storage: createMemoryStorage(), logger: silentLogger, sweepIntervalMs: 0 });
   const workflow = { '1': { class_type: 'PrimitiveInt', inputs: { value: 1 } }, '2': { class_type: 'PreviewAny', inputs: { source: ['1', 0] } } };
-  const submitted = await service.fetch(new Request(`${ORIGIN}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workflow }) }));
+  const submitted = await service.fetch(
+    new Request(`${ORIGIN}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workflow }) }),
+  );
   const job = (await submitted.json()) as { id: string };
   for (;;) {
     const state = (await (await service.fetch(new Request(`${ORIGIN}/api/v2/jobs/${job.id}`))).json()) as { status: string };

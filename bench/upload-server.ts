@@ -2,15 +2,13 @@
 // the directory given as argv[2], or memory storage) and samples its own RSS every 10 ms, so the
 // figure the benchmark reports belongs to the server alone.
 import { join } from 'node:path';
-import { createService, silentLogger } from '../index.ts';
 import { serve } from '../adapters/node/server.ts';
+import { createService, silentLogger } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
-import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
+import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 
-export type ServerMessage =
-  | { type: 'ready'; url: string; rss: number }
-  | { type: 'stats'; before: number; peak: number; now: number };
+export type ServerMessage = { type: 'ready'; url: string; rss: number } | { type: 'stats'; before: number; peak: number; now: number };
 export type ParentMessage = { type: 'reset' } | { type: 'stats' } | { type: 'stop' };
 
 const dir = process.argv[2];

@@ -2,7 +2,7 @@
 // /api/v2/assets on a server in a child process, compared with raw blake3
 // throughput on the same bytes, and the server's peak RSS growth while it runs.
 // Targets: upload >= 50% of raw blake3; RSS growth < 64 MB (the body is streamed).
-import { fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -36,8 +36,7 @@ async function rawBlake3(bytes: Uint8Array): Promise<{ mbps: number; hex: string
 
 /** The multipart body as a stream of views into `bytes`: nothing is copied or built whole. */
 function multipart(bytes: Uint8Array, boundary: string) {
-  const field = (name: string, value: string) =>
-    `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+  const field = (name: string, value: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
   const head = Buffer.from(
     field('content_type', 'application/octet-stream') +
       field('file_path', 'bench.bin') +
@@ -68,7 +67,10 @@ async function upload(url: string, bytes: Uint8Array): Promise<{ status: number;
   return { status: res.statusCode, hash: json.hash, seconds };
 }
 
-function startServer(dir: string, storage: 'sqlite+fs' | 'memory' = 'sqlite+fs'): { child: ChildProcess; ask(message: ParentMessage): Promise<ServerMessage>; ready: Promise<ServerMessage> } {
+function startServer(
+  dir: string,
+  storage: 'sqlite+fs' | 'memory' = 'sqlite+fs',
+): { child: ChildProcess; ask(message: ParentMessage): Promise<ServerMessage>; ready: Promise<ServerMessage> } {
   const script = fileURLToPath(new URL('./upload-server.ts', import.meta.url));
   const child = fork(script, [dir, storage], { execArgv: ['--import', import.meta.resolve('tsx')], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const next = () =>

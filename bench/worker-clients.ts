@@ -52,7 +52,8 @@ export async function runThroughGraphrun(base: string, workflow: Workflow): Prom
     throw err;
   }
   if (job.status !== 'succeeded') throw new Error(`job ${submitted.id} ${job.status}: ${JSON.stringify(job.error)}`);
-  if (job.outputs?.length !== 1 || job.outputs[0].content_type !== 'image/png') throw new Error(`job ${submitted.id}: unexpected outputs ${JSON.stringify(job.outputs)}`);
+  if (job.outputs?.length !== 1 || job.outputs[0].content_type !== 'image/png')
+    throw new Error(`job ${submitted.id}: unexpected outputs ${JSON.stringify(job.outputs)}`);
   // The server ends the stream after the terminal status; reading to its end (off the clock) keeps the connection for the next job.
   return () => sse.readToEnd(5_000).then(() => undefined);
 }
@@ -104,7 +105,11 @@ export async function openDirect(url: string): Promise<DirectWorker> {
   return {
     async run(workflow) {
       const { prompt_id: id } = await json(
-        await fetch(`${url}/prompt`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: workflow, client_id: clientId }) }),
+        await fetch(`${url}/prompt`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ prompt: workflow, client_id: clientId }),
+        }),
         200,
         'POST /prompt',
       );
@@ -112,13 +117,16 @@ export async function openDirect(url: string): Promise<DirectWorker> {
       if (error !== null) throw new Error(`prompt ${id} failed: ${error}`);
       const entry = (await json(await fetch(`${url}/history/${id}`), 200, 'GET /history/{id}'))[id];
       if (entry?.status?.status_str !== 'success') throw new Error(`prompt ${id}: history says ${JSON.stringify(entry?.status)}`);
-      const files = Object.values(entry.outputs as Record<string, { images?: Array<{ filename: string; subfolder: string; type: string }> }>).flatMap((o) => o.images ?? []);
+      const files = Object.values(entry.outputs as Record<string, { images?: Array<{ filename: string; subfolder: string; type: string }> }>).flatMap(
+        (o) => o.images ?? [],
+      );
       if (files.length !== 1) throw new Error(`prompt ${id}: unexpected outputs ${JSON.stringify(entry.outputs)}`);
       for (const f of files) {
         const query = new URLSearchParams({ filename: f.filename, subfolder: f.subfolder, type: f.type });
         const res = await fetch(`${url}/view?${query}`);
         const bytes = new Uint8Array(await res.arrayBuffer());
-        if (res.status !== 200 || PNG_SIGNATURE.some((b, i) => bytes[i] !== b)) throw new Error(`prompt ${id}: /view answered ${res.status} with ${bytes.length} bytes`);
+        if (res.status !== 200 || PNG_SIGNATURE.some((b, i) => bytes[i] !== b))
+          throw new Error(`prompt ${id}: /view answered ${res.status} with ${bytes.length} bytes`);
       }
     },
     close: () => ws.terminate(),

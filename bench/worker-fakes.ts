@@ -2,7 +2,7 @@
 // servers (test/fakes/comfyui-worker.ts) speaking the reference protocol and
 // running prompts for real, one at a time each. They live apart from graphrun's
 // server, as workers do in a deployment; both measured paths use these same ones.
-import { startFakeWorker, type FakeWorker } from '../test/fakes/comfyui-worker.ts';
+import { type FakeWorker, startFakeWorker } from '../test/fakes/comfyui-worker.ts';
 
 export type FakesMessage =
   | { type: 'ready'; urls: string[] }

@@ -3,9 +3,9 @@
 // the worker URLs argv[3..], as many jobs at once as there are workers) behind
 // the Node server. It reports its URL once the engine has seen a worker.
 import { join } from 'node:path';
-import { createService, consoleLogger } from '../index.ts';
 import { serve } from '../adapters/node/server.ts';
 import { createComfyEngine } from '../engine/comfyui/engine.ts';
+import { consoleLogger, createService } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 
@@ -13,7 +13,8 @@ export type ServerMessage = { type: 'ready'; url: string } | { type: 'cpu'; micr
 export type ServerRequest = { type: 'cpu' } | { type: 'stop' };
 
 const [dir, ...workers] = process.argv.slice(2);
-if (dir === undefined || workers.length === 0 || !process.send) throw new Error('run by bench/worker.ts: fork with IPC; argv: a data directory, worker URLs');
+if (dir === undefined || workers.length === 0 || !process.send)
+  throw new Error('run by bench/worker.ts: fork with IPC; argv: a data directory, worker URLs');
 const send = (message: ServerMessage) => process.send!(message);
 
 const storage = await createSqliteStorage({ filename: join(dir, 'graphrun.db'), blobs: await createFsBlobStore({ dir: join(dir, 'blobs') }) });

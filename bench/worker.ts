@@ -11,12 +11,12 @@
 // jobs/s of each, their ratio, per-job latency (submit -> done) p50/p99 of
 // each, and the latency graphrun adds (difference of the percentiles).
 // Target: under 5 ms added at p50.
-import { fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { imageWorkflow, openDirect, runThroughGraphrun, type DirectWorker, type Workflow } from './worker-clients.ts';
+import { type DirectWorker, imageWorkflow, openDirect, runThroughGraphrun, type Workflow } from './worker-clients.ts';
 import type { FakesMessage, FakesRequest } from './worker-fakes.ts';
 import type { ServerMessage, ServerRequest } from './worker-server.ts';
 
@@ -167,7 +167,12 @@ function report(g: Batch, d: Batch, perWorker: number[], serverCpuMs: number): v
   const ms = (v: number) => `${v.toFixed(2)} ms`;
   const row = (label: string, ...cells: string[]) => console.log(`  ${label.padEnd(34)}${cells.map((c) => c.padEnd(18)).join('')}`);
   const jps = (b: Batch) => b.latencies.length / (b.wallMs / 1000);
-  const [gp50, gp99, dp50, dp99] = [percentile(g.latencies, 50), percentile(g.latencies, 99), percentile(d.latencies, 50), percentile(d.latencies, 99)];
+  const [gp50, gp99, dp50, dp99] = [
+    percentile(g.latencies, 50),
+    percentile(g.latencies, 99),
+    percentile(d.latencies, 50),
+    percentile(d.latencies, 99),
+  ];
   const added50 = gp50 - dp50;
   console.log(
     `\nworker: ${JOBS} jobs (EmptyImage 64x64 -> SaveImage, one PNG output) per path on ${WORKERS} fake workers in a child process,` +

@@ -9,11 +9,11 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { WebSocketServer, type WebSocket } from 'ws';
-import { createService, silentLogger } from '../index.ts';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { serve } from '../adapters/node/server.ts';
 import { defineNode } from '../engine/local/define-node.ts';
 import { createLocalEngine } from '../engine/local/engine.ts';
+import { createService, silentLogger } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 
@@ -40,7 +40,10 @@ let stop: () => Promise<void>;
 
 if (mode === 'service') {
   const beat = defineNode({
-    name: 'Beat', category: 'bench', output_node: true, cacheable: false,
+    name: 'Beat',
+    category: 'bench',
+    output_node: true,
+    cacheable: false,
     required: { steps: ['INT', { min: 1, max: 100000 }], ms: ['INT', { min: 0, max: 10000 }] },
     run: async ({ steps, ms }, ctx) => {
       for (let i = 1; i <= (steps as number); i++) {
@@ -69,7 +72,9 @@ if (mode === 'service') {
     if (res.status !== 201) throw new Error(`submit answered ${res.status}: ${await res.text()}`);
     const { id } = (await res.json()) as { id: string };
     for (;;) {
-      const job = (await (await fetch(`${running.url}/api/v2/jobs/${id}`, { headers: { authorization: `Bearer ${BENCH_KEY}` } })).json()) as { status: string };
+      const job = (await (await fetch(`${running.url}/api/v2/jobs/${id}`, { headers: { authorization: `Bearer ${BENCH_KEY}` } })).json()) as {
+        status: string;
+      };
       if (['succeeded', 'failed', 'canceled'].includes(job.status)) {
         if (job.status !== 'succeeded') throw new Error(`bench job ${job.status}`);
         return;
@@ -98,9 +103,24 @@ if (mode === 'service') {
       await sleep(intervalMs);
       emitted.push(process.hrtime.bigint().toString());
       // The service's two frames for the same event, each encoded once and sent to each client.
-      const state = JSON.stringify({ type: 'progress_state', data: { prompt_id: PROMPT_ID, nodes: { b: {
-        value: i, max: events, state: 'running', node_id: 'b', prompt_id: PROMPT_ID, display_node_id: 'b', parent_node_id: null, real_node_id: 'b',
-      } } } });
+      const state = JSON.stringify({
+        type: 'progress_state',
+        data: {
+          prompt_id: PROMPT_ID,
+          nodes: {
+            b: {
+              value: i,
+              max: events,
+              state: 'running',
+              node_id: 'b',
+              prompt_id: PROMPT_ID,
+              display_node_id: 'b',
+              parent_node_id: null,
+              real_node_id: 'b',
+            },
+          },
+        },
+      });
       for (const ws of clients) ws.send(state);
       const progress = JSON.stringify({ type: 'progress', data: { value: i, max: events, prompt_id: PROMPT_ID, node: 'b' } });
       for (const ws of clients) ws.send(progress);

@@ -8,7 +8,7 @@
 // sends the same two JSON frames (progress_state, progress) to the same 1,000
 // clients in a loop: the floor of any fan-out over `ws` on this machine, this
 // client process (one core, reading 2,000 frames per event) included.
-import { execSync, fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execSync, fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,7 +37,12 @@ function startServer(mode: Mode, dir: string) {
   const script = fileURLToPath(new URL('./ws-server.ts', import.meta.url));
   const child: ChildProcess = fork(script, [mode, dir, BENCH_KEY], {
     // BENCH_CPU_PROF=<dir>: each server writes a V8 CPU profile there when it stops.
-    execArgv: [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), '--expose-gc', '--import', import.meta.resolve('tsx')],
+    execArgv: [
+      ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+      '--expose-gc',
+      '--import',
+      import.meta.resolve('tsx'),
+    ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const next = () =>
@@ -127,7 +132,13 @@ async function measure(mode: Mode): Promise<Result> {
       all.push((Math.max(...got) - emittedAt) / 1e6);
     });
     for (const ws of clients) ws.terminate();
-    return { all: sortNum(all), each: sortNum(each), missing, rssPer1000: per1000(after.bytes - before.bytes), heapPer1000: per1000(after.heapUsed - before.heapUsed) };
+    return {
+      all: sortNum(all),
+      each: sortNum(each),
+      missing,
+      rssPer1000: per1000(after.bytes - before.bytes),
+      heapPer1000: per1000(after.heapUsed - before.heapUsed),
+    };
   } finally {
     await server.ask({ type: 'stop' }).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });

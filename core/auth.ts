@@ -2,9 +2,9 @@
 // a static token or account API keys (looked up by SHA-256 hash) make it required.
 // Every request resolves to an account, which owns everything it creates.
 import type { AccountRecord, AccountStore } from '../storage/types.ts';
-import type { AccountOption } from './types.ts';
 import { ApiError } from './errors.ts';
 import { apiKeyHash, sha256Hex } from './hash.ts';
+import type { AccountOption } from './types.ts';
 
 /** The account that owns everything on a deployment without account keys. */
 export const LOCAL_ACCOUNT = 'local';
@@ -43,8 +43,7 @@ export async function createAuthenticator(
   // Compared as digests so the comparison's timing says nothing about the token.
   const tokenDigest = opts.token ? await sha256Hex(opts.token) : null;
   const required = tokenDigest !== null || (opts.accounts?.length ?? 0) > 0;
-  const unauthorized = (message: string) =>
-    new ApiError('unauthorized', message, undefined, { 'WWW-Authenticate': 'Bearer realm="graphrun"' });
+  const unauthorized = (message: string) => new ApiError('unauthorized', message, undefined, { 'WWW-Authenticate': 'Bearer realm="graphrun"' });
 
   async function byKey(presented: string): Promise<AccountRecord> {
     const digest = await sha256Hex(presented);

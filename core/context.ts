@@ -4,12 +4,12 @@
 // service, in two steps: the shared parts first (ServiceBase), then the
 // components that need them, so no part is ever half-built.
 import type { Engine } from '../engine/types.ts';
+import { createHasher, type HasherFactory } from '../lib/blake3.ts';
 import type { Providers } from '../providers/types.ts';
 import type { BlobStore, MetadataStore } from '../storage/types.ts';
-import { createAuthenticator, type Authenticator } from './auth.ts';
-import { createBackgroundTasks, type BackgroundTasks } from './background.ts';
+import { type Authenticator, createAuthenticator } from './auth.ts';
+import { type BackgroundTasks, createBackgroundTasks } from './background.ts';
 import { resolveConfig, type ServiceConfig } from './config.ts';
-import { createHasher, type HasherFactory } from '../lib/blake3.ts';
 import type { CreditsProvider } from './jobs/credits.ts';
 import { createJobSystem, type JobSystem } from './jobs/system.ts';
 import { KeyedMutex } from './keyed-mutex.ts';

@@ -2,8 +2,8 @@
 // `{error: {code, message, details?}}`. Handlers throw ApiError; anything else
 // that escapes becomes a 500 `upstream_error` whose detail goes to the log only.
 import { EngineNotReadyError } from '../engine/types.ts';
-import type { Logger } from './types.ts';
 import { errorText } from './log.ts';
+import type { Logger } from './types.ts';
 
 /** Every code the v2 surface can answer with, and its status. */
 export const ERROR_STATUS = {
@@ -47,12 +47,7 @@ export class ApiError extends Error {
   readonly details: Record<string, unknown> | undefined;
   readonly headers: Record<string, string>;
 
-  constructor(
-    code: ErrorCode,
-    message: string,
-    details?: Record<string, unknown>,
-    headers: Record<string, string> = {},
-  ) {
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>, headers: Record<string, string> = {}) {
     super(message);
     this.name = 'ApiError';
     this.code = code;

@@ -33,9 +33,9 @@ export async function withIdempotency<T>(
     return await work(commitment);
   } catch (err) {
     if (!done) {
-      await ctx.metadata.releaseIdempotencyKey(account.id, key).catch((e) =>
-        ctx.logger.error('idempotency key release failed', { error: String(e) }),
-      );
+      await ctx.metadata
+        .releaseIdempotencyKey(account.id, key)
+        .catch((e) => ctx.logger.error('idempotency key release failed', { error: String(e) }));
     }
     throw err;
   }

@@ -3,8 +3,8 @@
 // cannot drift from what the service accepts and returns.
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type { GenericSchema } from 'valibot';
-import { AssetSchema, ErrorEnvelopeSchema, FromHashBody, JobSubmission, UploadFields } from './schemas.ts';
 import { JobErrorSchema, JobSchema, JobWorkflowSchema, OutputSchema, ProgressSchema } from './jobs/job-schema.ts';
+import { AssetSchema, ErrorEnvelopeSchema, FromHashBody, JobSubmission, UploadFields } from './schemas.ts';
 
 const schema = (s: GenericSchema) => {
   // Transforms and custom checks have no JSON Schema form; their rules are in the descriptions.
@@ -129,7 +129,7 @@ export const OPERATIONS: Record<string, Record<string, unknown>> = {
     operationId: 'getJob',
     summary: 'Job status (the polling workhorse)',
     parameters: [idParam],
-    responses: { '200': job('The job.'), '404': error('not_found (also another account\'s or an expired job)'), ...common },
+    responses: { '200': job('The job.'), '404': error("not_found (also another account's or an expired job)"), ...common },
   },
   'GET /api/v2/jobs/:id/workflow': {
     operationId: 'getJobWorkflow',

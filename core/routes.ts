@@ -5,7 +5,7 @@
 // answered through the same table, by the surface that owns the path.
 import { cloudSurface } from './cloud/surface.ts';
 import type { ServiceContext } from './context.ts';
-import { ApiError, GENERIC_500, type ErrorCode } from './errors.ts';
+import { ApiError, type ErrorCode, GENERIC_500 } from './errors.ts';
 import { urlPath } from './links.ts';
 import { silentLogger } from './log.ts';
 import { musicSurface } from './proxy/music/surface.ts';

@@ -1,8 +1,8 @@
 // Request schemas (valibot), defined once: handlers validate with them, and
 // their issues become 422 `invalid_request` envelopes naming the field.
 import * as v from 'valibot';
-import { HASH_PATTERN } from './hash.ts';
 import { ApiError } from './errors.ts';
+import { HASH_PATTERN } from './hash.ts';
 
 export const MIN_EXPIRES_IN = 60;
 export const MAX_EXPIRES_IN = 604800;
@@ -28,12 +28,7 @@ export const filePath = v.pipe(
   v.check((p) => p.split('/').every((s) => s !== '..' && s !== '.' && s !== ''), 'must not contain empty, "." or ".." segments'),
 );
 
-const blake3 = v.pipe(
-  v.string(),
-  v.trim(),
-  v.toLowerCase(),
-  v.regex(HASH_PATTERN, 'must be blake3:<64 hex digits>'),
-);
+const blake3 = v.pipe(v.string(), v.trim(), v.toLowerCase(), v.regex(HASH_PATTERN, 'must be blake3:<64 hex digits>'));
 
 const tags = v.pipe(
   v.array(v.pipe(v.string(), v.minLength(1, 'tags must not be empty'), v.maxLength(64, 'a tag is at most 64 characters'))),

@@ -2,12 +2,13 @@
 // a Web `fetch`, WebSocket hooks and `close`. Adapters only convert to and
 // from it. This is the core's factory: the caller gives the engine and the
 // providers (the package's entry, index.ts, chooses the defaults).
-import type { Service } from './types.ts';
+
 import { buildContext, type CoreServiceOptions } from './context.ts';
 import { envelope } from './errors.ts';
 import { setRequestOptions } from './request-options.ts';
 import { createRouter } from './routes.ts';
 import { sweep } from './sweeper.ts';
+import type { Service } from './types.ts';
 import { createWebSocketHooks } from './websocket.ts';
 
 export async function createService(options: CoreServiceOptions): Promise<Service> {

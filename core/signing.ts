@@ -81,7 +81,7 @@ export async function createUrlSigner(secret: string): Promise<UrlSigner> {
       const sig = params.get('sig');
       if (!exp || !sig || !/^\d{1,12}$/.test(exp) || Number(exp) * 1000 <= nowMs) return false;
       if (!/^[A-Za-z0-9_-]{43}$/.test(sig)) return false;
-      const raw = Uint8Array.from(atob(sig.replace(/-/g, '+').replace(/_/g, '/') + '='), (c) => c.charCodeAt(0));
+      const raw = Uint8Array.from(atob(`${sig.replace(/-/g, '+').replace(/_/g, '/')}=`), (c) => c.charCodeAt(0));
       // Only the canonical spelling counts: the last character has unused low bits.
       if (base64url(raw) !== sig) return false;
       // verify() compares in constant time.

@@ -3,8 +3,9 @@
 // references any more, drops idempotency keys past their 24 hours, and marks
 // finished jobs past their retention `expired` (their outputs expire with them),
 // and deletes video tasks past theirs.
-import type { ServiceContext } from './context.ts';
+
 import { collectBlob } from './assets/ingest.ts';
+import type { ServiceContext } from './context.ts';
 import { EXPIRED_ERROR } from './jobs/job-errors.ts';
 import { TERMINAL, transition } from './jobs/state-machine.ts';
 

@@ -1,10 +1,11 @@
 // Public types of the service object every adapter mounts.
+
+import type { Engine } from '../engine/types.ts';
+import type { HasherFactory } from '../lib/blake3.ts';
+import type { Providers } from '../providers/types.ts';
 import type { Storage } from '../storage/types.ts';
 import type { AssetView } from './assets/view.ts';
-import type { HasherFactory } from '../lib/blake3.ts';
-import type { Engine } from '../engine/types.ts';
 import type { CreditsProvider } from './jobs/credits.ts';
-import type { Providers } from '../providers/types.ts';
 
 /** A WebSocket connection as the core sees it; adapters wrap their native socket. */
 export interface WsPeer {
@@ -52,6 +53,7 @@ export interface AccountOption {
 }
 
 /** Result of a content scan; `delete` removes the asset record. */
+// biome-ignore lint/suspicious/noConfusingVoidType: a scanner that returns nothing keeps the asset, so `void` is part of the public type.
 export type ScanVerdict = void | { action: 'keep' } | { action: 'delete'; reason?: string };
 
 export interface ScannerContext {

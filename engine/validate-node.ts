@@ -3,8 +3,8 @@
 // constants of the wrong type or out of range. Whether upstream nodes are
 // valid is decided by validate.ts, which sees the whole graph.
 import type { InputSpec, ValidationIssue, Workflow } from './types.ts';
-import { declaredInputs, readInput } from './workflow-graph.ts';
 import type { DefinitionOf } from './validate-workflow.ts';
+import { declaredInputs, readInput } from './workflow-graph.ts';
 
 type Issue = (type: string, message: string, details: string, extra: Record<string, unknown>) => void;
 
@@ -12,8 +12,7 @@ export function checkNode(workflow: Workflow, id: string, definitionOf: Definiti
   const issues: ValidationIssue[] = [];
   const def = definitionOf(workflow[id].class_type)!;
   for (const { name, spec, required } of declaredInputs(def)) {
-    const issue: Issue = (type, message, details, extra) =>
-      issues.push({ type, message, details, extra_info: { input_name: name, ...extra } });
+    const issue: Issue = (type, message, details, extra) => issues.push({ type, message, details, extra_info: { input_name: name, ...extra } });
     const raw = workflow[id].inputs[name];
     if (raw === undefined) {
       if (required) issue('required_input_missing', 'Required input is missing', name, {});
@@ -56,11 +55,16 @@ function checkLink(workflow: Workflow, definitionOf: DefinitionOf, name: string,
   }
   const received = outputs[link[1]];
   if (!typesMatch(received, spec[0])) {
-    issue('return_type_mismatch', 'Return type mismatch between linked nodes', `${name}, received_type(${received}) mismatch input_type(${typeName(spec[0])})`, {
-      input_config: spec,
-      received_type: received,
-      linked_node: link,
-    });
+    issue(
+      'return_type_mismatch',
+      'Return type mismatch between linked nodes',
+      `${name}, received_type(${received}) mismatch input_type(${typeName(spec[0])})`,
+      {
+        input_config: spec,
+        received_type: received,
+        linked_node: link,
+      },
+    );
   }
 }
 

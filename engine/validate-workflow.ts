@@ -6,8 +6,8 @@
 // classes, the worker engine the definitions its engine servers report.
 import { isRecord } from '../lib/is-record.ts';
 import type { NodeDefinition, NodeErrors, ValidationIssue, ValidationResult, Workflow } from './types.ts';
-import { findCycles, linksOf, upstreamOf } from './workflow-graph.ts';
 import { checkNode } from './validate-node.ts';
+import { findCycles, linksOf, upstreamOf } from './workflow-graph.ts';
 
 /** The definition of a node class, or undefined when the engine has no such class. */
 export type DefinitionOf = (classType: string) => NodeDefinition | undefined;
@@ -24,7 +24,9 @@ export function validateWorkflow(workflow: unknown, definitionOf: DefinitionOf):
   if (!isRecord(workflow)) return fail('invalid_prompt', 'The prompt must be an object of nodes keyed by node id');
   for (const [id, node] of Object.entries(workflow)) {
     if (!isRecord(node) || typeof node.class_type !== 'string' || !isRecord(node.inputs)) {
-      return fail('invalid_prompt', 'Cannot execute because a node is missing the class_type property or its inputs object.', `Node ID '#${id}'`, { node_id: id });
+      return fail('invalid_prompt', 'Cannot execute because a node is missing the class_type property or its inputs object.', `Node ID '#${id}'`, {
+        node_id: id,
+      });
     }
   }
   const wf = workflow as Workflow;
@@ -56,7 +58,9 @@ export function validateWorkflow(workflow: unknown, definitionOf: DefinitionOf):
     node_errors[id] = { errors, dependent_outputs, class_type: wf[id].class_type };
   }
   if (good.length === 0) {
-    const details = Object.values(node_errors).flatMap((n) => n.errors.map((e) => `${e.message}: ${e.details}`)).join('\n');
+    const details = Object.values(node_errors)
+      .flatMap((n) => n.errors.map((e) => `${e.message}: ${e.details}`))
+      .join('\n');
     return fail('prompt_outputs_failed_validation', 'Prompt outputs failed validation', details, {}, node_errors);
   }
   return { ok: true, outputs: good, node_errors };

@@ -7,10 +7,7 @@ import type { InputSpec, NodeDefinition, Workflow } from './types.ts';
 
 export type Link = [source_id: string, output_index: number];
 
-export type InputValue =
-  | { kind: 'link'; link: Link }
-  | { kind: 'bad_link'; value: unknown[] }
-  | { kind: 'constant'; value: unknown };
+export type InputValue = { kind: 'link'; link: Link } | { kind: 'bad_link'; value: unknown[] } | { kind: 'constant'; value: unknown };
 
 /** Any array is a link (as in the reference); list constants come wrapped in `__value__`. */
 export function readInput(value: unknown): InputValue {

@@ -1,6 +1,6 @@
 // Multi-tenant: API keys resolve to accounts (stored only as SHA-256 hashes);
 // each account sees only its own assets. Run: npx tsx examples/accounts.ts
-import { createService, type AssetView } from '../index.ts';
+import { type AssetView, createService } from '../index.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 
 const service = await createService({
@@ -16,9 +16,7 @@ const form = new FormData();
 form.set('file', new Blob(['alice only']), 'a.txt');
 form.set('content_type', 'text/plain');
 form.set('file_path', 'a.txt');
-const created = await service.fetch(
-  new Request('http://local/api/v2/assets', { method: 'POST', body: form, headers: as('key-alice') }),
-);
+const created = await service.fetch(new Request('http://local/api/v2/assets', { method: 'POST', body: form, headers: as('key-alice') }));
 const asset = (await created.json()) as AssetView;
 
 const mine = await service.fetch(new Request(`http://local/api/v2/assets/${asset.id}`, { headers: as('key-alice') }));

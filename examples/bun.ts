@@ -3,8 +3,8 @@
 // Run: npx bun examples/bun.ts
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { createService } from '../index.ts';
 import { serve } from '../adapters/bun/index.ts';
+import { createService } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createBunSqliteStorage } from '../storage/sql/bun-sqlite.ts';
 

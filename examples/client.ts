@@ -90,14 +90,20 @@ for await (const chunk of events.body) {
     const frame = buffer.slice(0, end);
     buffer = buffer.slice(end + 2);
     const event = /^event: (.*)$/m.exec(frame)?.[1];
-    const data = frame.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+    const data = frame
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => l.slice(6))
+      .join('\n');
     if (!event || !data) continue;
     const payload = JSON.parse(data);
     if (event === 'status') {
       job = payload;
       console.log(`status: ${job.status}`);
     } else if (event === 'progress') {
-      console.log(`progress: ${payload.nodes_done ?? 0}/${payload.nodes_total ?? '?'} nodes${payload.current_node_class ? ` (${payload.current_node_class})` : ''}`);
+      console.log(
+        `progress: ${payload.nodes_done ?? 0}/${payload.nodes_total ?? '?'} nodes${payload.current_node_class ? ` (${payload.current_node_class})` : ''}`,
+      );
     }
   }
 }

@@ -4,8 +4,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import process from 'node:process';
-import { createService } from '../index.ts';
 import { serve } from '../adapters/deno/index.ts';
+import { createService } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createNodeSqliteStorage } from '../storage/sql/node-sqlite.ts';
 

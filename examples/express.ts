@@ -2,12 +2,13 @@
 // routes; WebSockets at /graph/ws on the same server. Data:
 // SQLite + files under GRAPHRUN_DATA (default ./data).
 // Run: npx tsx examples/express.ts
-import type { AddressInfo } from 'node:net';
+
 import { mkdir } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import express from 'express';
-import { createService } from '../index.ts';
 import { attachWebSocket, graphrun } from '../adapters/express/index.ts';
+import { createService } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 

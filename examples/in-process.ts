@@ -1,6 +1,6 @@
 // No server at all: the service is a `fetch` function over in-memory storage,
 // handy in tests or inside another framework. Run: npx tsx examples/in-process.ts
-import { createService, type AssetView } from '../index.ts';
+import { type AssetView, createService } from '../index.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 
 const service = await createService({ storage: createMemoryStorage() });

@@ -2,12 +2,13 @@
 // routes: everything under /graph is graphrun (HTTP and the /graph/ws
 // WebSocket), the rest stays the app's. Data: SQLite + files under
 // GRAPHRUN_DATA (default ./data). Run: npx tsx examples/node-mount.ts
+
+import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createService } from '../index.ts';
 import { attachWebSocket, createNodeHandler } from '../adapters/node/index.ts';
+import { createService } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 

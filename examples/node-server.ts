@@ -3,10 +3,10 @@
 // (default 8189). Run: npx tsx examples/node-server.ts
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { serve } from '../adapters/node/server.ts';
 import { createService } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
-import { serve } from '../adapters/node/server.ts';
 
 const port = Number(process.env.GRAPHRUN_PORT || 8189);
 const data = process.env.GRAPHRUN_DATA || './data';

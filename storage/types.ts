@@ -21,14 +21,7 @@ export type { SettingsStore } from './interfaces/settings-store.ts';
 export type { VideoTaskPatch, VideoTaskRecord, VideoTaskStore } from './interfaces/video-task-store.ts';
 
 /** Every metadata concern in one object: what `createService` is given. */
-export interface MetadataStore
-  extends StoreLifecycle,
-    SettingsStore,
-    AccountStore,
-    IdempotencyStore,
-    AssetStore,
-    JobStore,
-    VideoTaskStore {}
+export interface MetadataStore extends StoreLifecycle, SettingsStore, AccountStore, IdempotencyStore, AssetStore, JobStore, VideoTaskStore {}
 
 /** What `createService` takes: both halves, and who closes them. */
 export interface Storage {

@@ -2,7 +2,6 @@
 // account-scoped API keys under which another account's assets and blobs are
 // invisible. Each test runs in process and through a real Node server.
 import { afterEach, describe, expect, it } from 'vitest';
-import { MODES, startHarness, type Harness } from './helpers/harness.ts';
 import {
   blake3Of,
   bytesOf,
@@ -16,6 +15,7 @@ import {
   unknownId,
   upload,
 } from './helpers/assets.ts';
+import { type Harness, MODES, startHarness } from './helpers/harness.ts';
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
@@ -48,7 +48,12 @@ describe.each(MODES)('auth: static token (%s)', (mode) => {
     const bytes = enc('guarded bytes');
     const { body: asset } = await upload(h, bytes, {}, bearer(TOKEN));
     expect(asset.id).toBeTruthy();
-    const bad: Array<Record<string, string>> = [{}, bearer('wrong-token'), { authorization: `Basic ${btoa('u:' + TOKEN)}` }, { authorization: 'Bearer' }];
+    const bad: Array<Record<string, string>> = [
+      {},
+      bearer('wrong-token'),
+      { authorization: `Basic ${btoa(`u:${TOKEN}`)}` },
+      { authorization: 'Bearer' },
+    ];
     for (const headers of bad) {
       const why = JSON.stringify(headers);
       const up = await upload(h, randomBytes(100), {}, headers);
@@ -148,7 +153,7 @@ describe.each(MODES)('auth: account API keys (%s)', (mode) => {
     expect((await fromHash(h, { hash: asset.hash, file_path: 'mine.bin' }, A)).status).toBe(201);
   });
 
-  it('an account that uploads the same bytes gets its own asset; deleting it keeps the other account\'s bytes', async () => {
+  it("an account that uploads the same bytes gets its own asset; deleting it keeps the other account's bytes", async () => {
     await start();
     const bytes = randomBytes(8192);
     const alice = (await upload(h, bytes, {}, A)).body;

@@ -4,7 +4,6 @@
 // through a real Node server; truncated uploads need the real server.
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MODES, startHarness, type Harness } from './helpers/harness.ts';
 import type { ServiceOptions } from '../index.ts';
 import {
   blake3Of,
@@ -22,9 +21,9 @@ import {
   postRaw,
   randomBytes,
   upload,
-  waitFor,
   within,
 } from './helpers/assets.ts';
+import { type Harness, MODES, startHarness } from './helpers/harness.ts';
 
 describe.each(MODES)('bad upload input (%s)', (mode) => {
   let h: Harness;
@@ -79,9 +78,30 @@ describe.each(MODES)('bad upload input (%s)', (mode) => {
   });
 
   it.each([
-    ['file', (b: string) => multipartBody(b, fileParts('x').filter((p) => p.name !== 'file'))],
-    ['content_type', (b: string) => multipartBody(b, fileParts('x').filter((p) => p.name !== 'content_type'))],
-    ['file_path', (b: string) => multipartBody(b, fileParts('x').filter((p) => p.name !== 'file_path'))],
+    [
+      'file',
+      (b: string) =>
+        multipartBody(
+          b,
+          fileParts('x').filter((p) => p.name !== 'file'),
+        ),
+    ],
+    [
+      'content_type',
+      (b: string) =>
+        multipartBody(
+          b,
+          fileParts('x').filter((p) => p.name !== 'content_type'),
+        ),
+    ],
+    [
+      'file_path',
+      (b: string) =>
+        multipartBody(
+          b,
+          fileParts('x').filter((p) => p.name !== 'file_path'),
+        ),
+    ],
   ])('a missing %s is 422 invalid_request naming the field', async (field, build) => {
     await start();
     const err = await expectEnvelope(await postRaw(h, build('bnd'), MP('bnd')), 422, 'invalid_request');
@@ -183,11 +203,11 @@ describe.each(MODES)('bad upload input (%s)', (mode) => {
   it.each([
     'abc',
     'blake3:xyz',
-    'blake3:' + 'a'.repeat(63),
-    'blake3:' + 'a'.repeat(65),
-    'sha256:' + 'a'.repeat(64),
+    `blake3:${'a'.repeat(63)}`,
+    `blake3:${'a'.repeat(65)}`,
+    `sha256:${'a'.repeat(64)}`,
     'a'.repeat(64),
-    'blake3:' + 'g'.repeat(64),
+    `blake3:${'g'.repeat(64)}`,
   ])('expected_hash %s is 422 invalid_request', async (hash) => {
     await start();
     const { res, body } = await upload(h, randomBytes(2000), { expected_hash: hash });
@@ -196,16 +216,28 @@ describe.each(MODES)('bad upload input (%s)', (mode) => {
     expect(JSON.stringify(body.error.details)).toContain('expected_hash');
   });
 
-  it.each(['../escape.txt', 'a/../../b', '..', 'a/..', '/etc/passwd', '/abs.png', 'C:\\windows\\x', 'C:/x', 'a\\b', 'a//b', './a', 'a/', 'a\u0000b', 'line\nbreak'])(
-    'file_path %j is 422 invalid_request',
-    async (path) => {
-      await start();
-      const { res, body } = await upload(h, randomBytes(2000), { file_path: path });
-      expect(res.status).toBe(422);
-      expect(body.error.code).toBe('invalid_request');
-      expect(body.error.details?.field).toBe('file_path');
-    },
-  );
+  it.each([
+    '../escape.txt',
+    'a/../../b',
+    '..',
+    'a/..',
+    '/etc/passwd',
+    '/abs.png',
+    'C:\\windows\\x',
+    'C:/x',
+    'a\\b',
+    'a//b',
+    './a',
+    'a/',
+    'a\u0000b',
+    'line\nbreak',
+  ])('file_path %j is 422 invalid_request', async (path) => {
+    await start();
+    const { res, body } = await upload(h, randomBytes(2000), { file_path: path });
+    expect(res.status).toBe(422);
+    expect(body.error.code).toBe('invalid_request');
+    expect(body.error.details?.field).toBe('file_path');
+  });
 
   it('a text field over its size limit is refused with a 4xx envelope', async () => {
     await start();
@@ -220,15 +252,20 @@ describe.each(MODES)('bad ids, hashes and JSON bodies (%s)', (mode) => {
   let h: Harness;
   afterEach(async () => h?.close());
 
-  it.each(['not-a-uuid', '12345', '00000000-0000-0000-0000-00000000000', '00000000-0000-0000-0000-0000000000000', 'g0000000-0000-4000-8000-000000000000', '..%2F..%2Fetc%2Fpasswd', '%20'])(
-    'id %s is 404 not_found on GET, content and DELETE',
-    async (id) => {
-      h = await startHarness(mode);
-      await expectEnvelope(await h.fetch(`/api/v2/assets/${id}`), 404, 'not_found');
-      await expectEnvelope(await h.fetch(`/api/v2/assets/${id}/content`), 404, 'not_found');
-      await expectEnvelope(await h.fetch(`/api/v2/assets/${id}`, { method: 'DELETE' }), 404, 'not_found');
-    },
-  );
+  it.each([
+    'not-a-uuid',
+    '12345',
+    '00000000-0000-0000-0000-00000000000',
+    '00000000-0000-0000-0000-0000000000000',
+    'g0000000-0000-4000-8000-000000000000',
+    '..%2F..%2Fetc%2Fpasswd',
+    '%20',
+  ])('id %s is 404 not_found on GET, content and DELETE', async (id) => {
+    h = await startHarness(mode);
+    await expectEnvelope(await h.fetch(`/api/v2/assets/${id}`), 404, 'not_found');
+    await expectEnvelope(await h.fetch(`/api/v2/assets/${id}/content`), 404, 'not_found');
+    await expectEnvelope(await h.fetch(`/api/v2/assets/${id}`, { method: 'DELETE' }), 404, 'not_found');
+  });
 
   it('an id that is not valid percent-encoding is a 4xx envelope', async () => {
     h = await startHarness(mode);
@@ -237,7 +274,7 @@ describe.each(MODES)('bad ids, hashes and JSON bodies (%s)', (mode) => {
     await expectEnvelope(res, res.status, res.status === 400 ? 'malformed_request' : 'not_found');
   });
 
-  it.each(['abc', 'blake3:xyz', 'blake3:' + 'a'.repeat(63), 'sha256:' + 'a'.repeat(64), 'a'.repeat(64)])(
+  it.each(['abc', 'blake3:xyz', `blake3:${'a'.repeat(63)}`, `sha256:${'a'.repeat(64)}`, 'a'.repeat(64)])(
     'HEAD by-hash %s is 422 without a body',
     async (hash) => {
       h = await startHarness(mode);
@@ -249,10 +286,10 @@ describe.each(MODES)('bad ids, hashes and JSON bodies (%s)', (mode) => {
     ['hash missing', { file_path: 'a.txt' }, 'hash'],
     ['hash malformed', { hash: 'blake3:nothex' }, 'hash'],
     ['hash a number', { hash: 42 }, 'hash'],
-    ['file_path escaping', { hash: 'blake3:' + 'a'.repeat(64), file_path: '../a' }, 'file_path'],
-    ['file_path absolute', { hash: 'blake3:' + 'a'.repeat(64), file_path: '/a' }, 'file_path'],
-    ['file_path a number', { hash: 'blake3:' + 'a'.repeat(64), file_path: 7 }, 'file_path'],
-    ['tags a string', { hash: 'blake3:' + 'a'.repeat(64), tags: 'input' }, 'tags'],
+    ['file_path escaping', { hash: `blake3:${'a'.repeat(64)}`, file_path: '../a' }, 'file_path'],
+    ['file_path absolute', { hash: `blake3:${'a'.repeat(64)}`, file_path: '/a' }, 'file_path'],
+    ['file_path a number', { hash: `blake3:${'a'.repeat(64)}`, file_path: 7 }, 'file_path'],
+    ['tags a string', { hash: `blake3:${'a'.repeat(64)}`, tags: 'input' }, 'tags'],
     ['an array body', [], null],
     ['a null body', null, null],
   ])('from-hash with %s is 422 invalid_request', async (_, body, field) => {

@@ -2,9 +2,9 @@
 // for concurrent duplicates), released when the request definitely failed,
 // expiring after 24 h. Each test runs in process and through a real Node server.
 import { afterEach, describe, expect, it } from 'vitest';
-import { MODES, startHarness, type Harness } from './helpers/harness.ts';
 import type { ServiceOptions } from '../index.ts';
 import { blake3Of, enc, expectEnvelope, fromHash, headByHash, randomBytes, testClock, upload } from './helpers/assets.ts';
+import { type Harness, MODES, startHarness } from './helpers/harness.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 const key = () => crypto.randomUUID();
@@ -112,7 +112,12 @@ describe.each(MODES)('Idempotency-Key (%s)', (mode) => {
   });
 
   it('keys are per account: two accounts may use the same key', async () => {
-    await start({ accounts: [{ id: 'a', apiKeys: ['ka'] }, { id: 'b', apiKeys: ['kb'] }] });
+    await start({
+      accounts: [
+        { id: 'a', apiKeys: ['ka'] },
+        { id: 'b', apiKeys: ['kb'] },
+      ],
+    });
     const k = key();
     expect((await upload(h, 'from a', {}, { authorization: 'Bearer ka', 'idempotency-key': k })).res.status).toBe(201);
     expect((await upload(h, 'from b', {}, { authorization: 'Bearer kb', 'idempotency-key': k })).res.status).toBe(201);

@@ -2,7 +2,6 @@
 // shortening it, expiry and `service.sweep()`) and background content scanning.
 // Each test runs in process and through a real Node server.
 import { afterEach, describe, expect, it } from 'vitest';
-import { MODES, startHarness, type Harness } from './helpers/harness.ts';
 import type { AssetView, ServiceOptions } from '../index.ts';
 import {
   bytesOf,
@@ -19,6 +18,7 @@ import {
   upload,
   within,
 } from './helpers/assets.ts';
+import { type Harness, MODES, startHarness } from './helpers/harness.ts';
 
 const S = 1000;
 
@@ -150,7 +150,7 @@ describe.each(MODES)('content scanning (%s)', (mode) => {
   // A failing test must not leave a scan waiting: close() waits for background work.
   const gates: Array<() => void> = [];
   afterEach(async () => {
-    gates.splice(0).forEach((release) => release());
+    for (const release of gates.splice(0)) release();
     await h?.close();
   });
 
@@ -176,9 +176,13 @@ describe.each(MODES)('content scanning (%s)', (mode) => {
     expect(res.status).toBe(201);
     // Still referenceable while the scan is pending.
     expect((await h.fetch(`/api/v2/assets/${body.id}`)).status).toBe(200);
-    await within(5000, 'scanner start', (async () => {
-      while (seen.length === 0) await new Promise((r) => setTimeout(r, 10));
-    })());
+    await within(
+      5000,
+      'scanner start',
+      (async () => {
+        while (seen.length === 0) await new Promise((r) => setTimeout(r, 10));
+      })(),
+    );
     expect(seen[0].asset.id).toBe(body.id);
     expectSameBytes(seen[0].bytes, bytes);
     release();

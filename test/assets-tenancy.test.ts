@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createService, silentLogger } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
-import { MODES, startHarness, uploadForm, type Harness } from './helpers/harness.ts';
 import { testClock } from './helpers/assets.ts';
+import { type Harness, MODES, startHarness, uploadForm } from './helpers/harness.ts';
 
 const accounts = [
   { id: 'alice', apiKeys: ['key-alice'] },

@@ -3,7 +3,6 @@
 // cleanly or abort, and leave no asset, blob or temporary file behind.
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MODES, startHarness, type Harness } from './helpers/harness.ts';
 import {
   blake3Of,
   concatBytes,
@@ -17,6 +16,7 @@ import {
   upload,
   waitFor,
 } from './helpers/assets.ts';
+import { type Harness, MODES, startHarness } from './helpers/harness.ts';
 
 describe.each(MODES)('failing request bodies (%s)', (mode) => {
   let h: Harness;
@@ -117,7 +117,10 @@ describe('truncated uploads over the network (node-server)', () => {
     h = await startHarness('node-server');
     const file = randomBytes(64 * 1024);
     const key = crypto.randomUUID();
-    await truncate((b) => concatBytes(multipartBody(b, fileParts(file), { close: false }), `--${b}\r\nContent-Disposition: form-data; name="tags"\r\n\r\nin`), key);
+    await truncate(
+      (b) => concatBytes(multipartBody(b, fileParts(file), { close: false }), `--${b}\r\nContent-Disposition: form-data; name="tags"\r\n\r\nin`),
+      key,
+    );
     expect(await headByHash(h, await blake3Of(file))).toBe(404);
     expect((await upload(h, file, {}, { 'idempotency-key': key })).res.status).toBe(201);
   });

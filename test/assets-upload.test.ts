@@ -3,7 +3,6 @@
 // and the dedup fast path (from-hash, HEAD by-hash). Each test runs in process
 // and through a real Node server.
 import { afterEach, describe, expect, it } from 'vitest';
-import { MODES, startHarness, type Harness } from './helpers/harness.ts';
 import type { ServiceOptions } from '../index.ts';
 import {
   ASSET_FIELDS,
@@ -26,6 +25,7 @@ import {
   trickyPayload,
   upload,
 } from './helpers/assets.ts';
+import { type Harness, MODES, startHarness } from './helpers/harness.ts';
 
 describe.each(MODES)('asset upload (%s)', (mode) => {
   let h: Harness;

@@ -11,13 +11,31 @@ const serveOptions = (argv: string[], env: Record<string, string> = {}) => {
 
 describe('cli options', () => {
   it('uses the defaults when nothing is given', () => {
-    expect(serveOptions(['serve'])).toEqual({ host: DEFAULT_HOST, port: DEFAULT_PORT, data: DEFAULT_DATA, token: undefined, allowPrivateUrls: false, workers: [], musicUpstream: undefined, videoUpstream: undefined });
+    expect(serveOptions(['serve'])).toEqual({
+      host: DEFAULT_HOST,
+      port: DEFAULT_PORT,
+      data: DEFAULT_DATA,
+      token: undefined,
+      allowPrivateUrls: false,
+      workers: [],
+      musicUpstream: undefined,
+      videoUpstream: undefined,
+    });
     expect([DEFAULT_HOST, DEFAULT_PORT, DEFAULT_DATA]).toEqual(['127.0.0.1', 8189, './data']);
   });
 
   it('takes GRAPHRUN_* variables, and flags over them', () => {
     const env = { GRAPHRUN_HOST: '0.0.0.0', GRAPHRUN_PORT: '9000', GRAPHRUN_DATA: '/var/lib/graphrun', GRAPHRUN_TOKEN: 'from-env' };
-    expect(serveOptions(['serve'], env)).toEqual({ host: '0.0.0.0', port: 9000, data: '/var/lib/graphrun', token: 'from-env', allowPrivateUrls: false, workers: [], musicUpstream: undefined, videoUpstream: undefined });
+    expect(serveOptions(['serve'], env)).toEqual({
+      host: '0.0.0.0',
+      port: 9000,
+      data: '/var/lib/graphrun',
+      token: 'from-env',
+      allowPrivateUrls: false,
+      workers: [],
+      musicUpstream: undefined,
+      videoUpstream: undefined,
+    });
     expect(serveOptions(['serve', '--host', '::1', '--port=0', '--data', './d', '--token', 'flag'], env)).toEqual({
       host: '::1',
       port: 0,
@@ -39,7 +57,17 @@ describe('cli options', () => {
     expect(parseCliArgs(['--help'])).toEqual({ command: 'help' });
     expect(parseCliArgs(['serve', '-h'])).toEqual({ command: 'help' });
     expect(USAGE).toMatch(/graphrun serve/);
-    for (const name of ['--host', '--port', '--data', '--token', 'GRAPHRUN_TOKEN', '--allow-private-urls', 'GRAPHRUN_ALLOW_PRIVATE_URLS', '--worker', 'GRAPHRUN_WORKERS']) {
+    for (const name of [
+      '--host',
+      '--port',
+      '--data',
+      '--token',
+      'GRAPHRUN_TOKEN',
+      '--allow-private-urls',
+      'GRAPHRUN_ALLOW_PRIVATE_URLS',
+      '--worker',
+      'GRAPHRUN_WORKERS',
+    ]) {
       expect(USAGE).toContain(name);
     }
   });
@@ -136,7 +164,11 @@ describe('cli options', () => {
     });
 
     it('takes the URL from the flag or the variable and the token from the environment only', () => {
-      const env = { GRAPHRUN_MUSIC_UPSTREAM_TOKEN: 'mt', GRAPHRUN_VIDEO_UPSTREAM_URL: 'https://v.example/proxy/videogen/', GRAPHRUN_VIDEO_UPSTREAM_TOKEN: 'vt' };
+      const env = {
+        GRAPHRUN_MUSIC_UPSTREAM_TOKEN: 'mt',
+        GRAPHRUN_VIDEO_UPSTREAM_URL: 'https://v.example/proxy/videogen/',
+        GRAPHRUN_VIDEO_UPSTREAM_TOKEN: 'vt',
+      };
       expect(serveOptions(['serve', '--music-upstream', 'https://m.example/proxy/musicgen'], env)).toMatchObject({
         musicUpstream: { baseUrl: 'https://m.example/proxy/musicgen', token: 'mt' },
         videoUpstream: { baseUrl: 'https://v.example/proxy/videogen', token: 'vt' },
@@ -145,12 +177,18 @@ describe('cli options', () => {
     });
 
     it('refuses a URL without its token, naming the variable', () => {
-      expect(() => parseCliArgs(['serve', '--music-upstream', 'https://m.example'])).toThrow(/--music-upstream needs the vendor's token in GRAPHRUN_MUSIC_UPSTREAM_TOKEN/);
-      expect(() => parseCliArgs(['serve'], { GRAPHRUN_VIDEO_UPSTREAM_URL: 'https://v.example' })).toThrow(/GRAPHRUN_VIDEO_UPSTREAM_URL needs the vendor's token in GRAPHRUN_VIDEO_UPSTREAM_TOKEN/);
+      expect(() => parseCliArgs(['serve', '--music-upstream', 'https://m.example'])).toThrow(
+        /--music-upstream needs the vendor's token in GRAPHRUN_MUSIC_UPSTREAM_TOKEN/,
+      );
+      expect(() => parseCliArgs(['serve'], { GRAPHRUN_VIDEO_UPSTREAM_URL: 'https://v.example' })).toThrow(
+        /GRAPHRUN_VIDEO_UPSTREAM_URL needs the vendor's token in GRAPHRUN_VIDEO_UPSTREAM_TOKEN/,
+      );
     });
 
     it.each([['ftp://m'], ['m.example'], ['https://m.example/?a=1']])('rejects --music-upstream %j', (url) => {
-      expect(() => parseCliArgs(['serve', '--music-upstream', url], { GRAPHRUN_MUSIC_UPSTREAM_TOKEN: 't' })).toThrow(/--music-upstream must be an http\(s\) URL/);
+      expect(() => parseCliArgs(['serve', '--music-upstream', url], { GRAPHRUN_MUSIC_UPSTREAM_TOKEN: 't' })).toThrow(
+        /--music-upstream must be an http\(s\) URL/,
+      );
     });
   });
 });

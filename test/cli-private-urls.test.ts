@@ -56,7 +56,12 @@ describe('graphrun serve --allow-private-urls', () => {
     const cli = await run([]);
     const job = await runJob(await cli.url);
     expect(job.status).toBe('failed');
-    expect(job.error).toMatchObject({ code: 'node_execution_error', exception_type: 'ImageDownloadError', node_id: 'load', class_type: 'LoadImageFromURL' });
+    expect(job.error).toMatchObject({
+      code: 'node_execution_error',
+      exception_type: 'ImageDownloadError',
+      node_id: 'load',
+      class_type: 'LoadImageFromURL',
+    });
     expect(job.error.message).toMatch(/127\.0\.0\.1/);
     expect(job.outputs).toEqual([]);
     expect(await cli.stop()).toBe(0);

@@ -2,7 +2,7 @@
 // generation to the vendor with the token from GRAPHRUN_MUSIC_UPSTREAM_TOKEN,
 // and the vendor's stream reaches the client; without the token it exits 2.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeMusicVendor, type FakeMusicVendor } from './fakes/vendor-music.ts';
+import { type FakeMusicVendor, startFakeMusicVendor } from './fakes/vendor-music.ts';
 import { cliServers } from './helpers/cli.ts';
 import { expectWav, MUSIC_PATH, musicForm, readMusic } from './helpers/music.ts';
 
@@ -25,7 +25,9 @@ describe('graphrun serve --music-upstream', () => {
     const res = await fetch(`${base}${MUSIC_PATH}`, { method: 'POST', body: musicForm({ prompt: 'upstream organ drone', duration: '1.5' }) });
     const music = await readMusic(res);
     expectWav(music.wav, 1.5);
-    expect(vendor.requests.slice(before)).toEqual([expect.objectContaining({ authorization: `Bearer ${vendor.token}`, prompt: 'upstream organ drone', duration: '1.5' })]);
+    expect(vendor.requests.slice(before)).toEqual([
+      expect.objectContaining({ authorization: `Bearer ${vendor.token}`, prompt: 'upstream organ drone', duration: '1.5' }),
+    ]);
     expect(await cli.stop()).toBe(0);
   });
 

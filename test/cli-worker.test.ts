@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineNode } from '../engine/local/define-node.ts';
 import { createImageBatch } from '../lib/image/batch.ts';
-import { startFakeWorker, type FakeWorker } from './fakes/comfyui-worker.ts';
+import { type FakeWorker, startFakeWorker } from './fakes/comfyui-worker.ts';
 import { cliServers } from './helpers/cli.ts';
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
@@ -57,10 +57,18 @@ async function pollUntil<T>(what: string, get: () => Promise<T>, done: (v: T) =>
 
 /** Submits through POST /api/v2/jobs and polls the job to a terminal status. */
 async function runV2(base: string, workflow: unknown): Promise<any> {
-  const res = await fetch(`${base}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workflow }) });
+  const res = await fetch(`${base}/api/v2/jobs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ workflow }),
+  });
   const submitted = (await res.json()) as any;
   expect({ status: res.status, body: submitted }).toMatchObject({ status: 201, body: { id: expect.any(String) } });
-  return pollUntil(`job ${submitted.id}`, async () => (await fetch(`${base}/api/v2/jobs/${submitted.id}`)).json() as Promise<any>, (job) => TERMINAL.includes(job.status));
+  return pollUntil(
+    `job ${submitted.id}`,
+    async () => (await fetch(`${base}/api/v2/jobs/${submitted.id}`)).json() as Promise<any>,
+    (job) => TERMINAL.includes(job.status),
+  );
 }
 
 const bytesOf = async (res: Response) => new Uint8Array(await res.arrayBuffer());
@@ -98,7 +106,11 @@ describe('graphrun serve --worker', () => {
     expect(promptsOf(a)).toContain(job.id);
     await expectPngOutput(job, a);
 
-    const res = await fetch(`${base}/api/prompt`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: saveWorkflow(0x996633) }) });
+    const res = await fetch(`${base}/api/prompt`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: saveWorkflow(0x996633) }),
+    });
     const prompt = (await res.json()) as any;
     expect({ status: res.status, body: prompt }).toMatchObject({ status: 200, body: { prompt_id: expect.any(String), node_errors: {} } });
     const done = await pollUntil(
@@ -123,7 +135,11 @@ describe('graphrun serve --worker', () => {
     const base = await cli.url;
     expect(cli.output().stderr).toContain(`running jobs on 2 worker(s): ${a.url}, ${b.url}\n`);
     // The pool must have heard from both before the class only B has is known.
-    await pollUntil('object_info', async () => (await fetch(`${base}/api/object_info`)).json() as Promise<any>, (defs) => 'GrayImage' in defs);
+    await pollUntil(
+      'object_info',
+      async () => (await fetch(`${base}/api/object_info`)).json() as Promise<any>,
+      (defs) => 'GrayImage' in defs,
+    );
 
     const gray = await runV2(base, grayWorkflow());
     expect(promptsOf(b)).toContain(gray.id);
@@ -143,7 +159,11 @@ describe('graphrun serve --worker', () => {
       const cli = await run(['--worker', a.url, '--worker', b.url]);
       const base = await cli.url;
       const submit = async (color: number) => {
-        const res = await fetch(`${base}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workflow: saveWorkflow(color) }) });
+        const res = await fetch(`${base}/api/v2/jobs`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ workflow: saveWorkflow(color) }),
+        });
         expect(res.status).toBe(201);
         return ((await res.json()) as any).id as string;
       };
@@ -161,7 +181,12 @@ describe('graphrun serve --worker', () => {
 
   it.each([
     ['--worker ftp://x', ['--worker', 'ftp://x'], {}, /--worker must be an http\(s\) URL such as http:\/\/host:8188, got "ftp:\/\/x"/],
-    ['GRAPHRUN_WORKERS=ftp://x', [], { GRAPHRUN_WORKERS: 'ftp://x' }, /GRAPHRUN_WORKERS must be an http\(s\) URL such as http:\/\/host:8188, got "ftp:\/\/x"/],
+    [
+      'GRAPHRUN_WORKERS=ftp://x',
+      [],
+      { GRAPHRUN_WORKERS: 'ftp://x' },
+      /GRAPHRUN_WORKERS must be an http\(s\) URL such as http:\/\/host:8188, got "ftp:\/\/x"/,
+    ],
   ])('%s exits 2 with a clear message', async (_name, args, env, message) => {
     const cli = await run(args, env);
     await cli.url.catch(() => undefined);

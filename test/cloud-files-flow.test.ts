@@ -6,22 +6,28 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodePng } from '../lib/png/index.ts';
 import { bytesOf } from './helpers/assets.ts';
-import { expectCloudError, follow, makePng, reply, startFiles, uploadImageOk, view, type FilesHarness } from './helpers/cloud-files.ts';
-import { MODES, type Harness } from './helpers/harness.ts';
+import { expectCloudError, type FilesHarness, follow, makePng, reply, startFiles, uploadImageOk, view } from './helpers/cloud-files.ts';
+import { type Harness, MODES } from './helpers/harness.ts';
 import { until } from './helpers/jobs.ts';
 
 async function prompt(h: Harness, workflow: Record<string, unknown>): Promise<string> {
-  const r = await reply(await h.fetch('/api/prompt', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: workflow }) }));
+  const r = await reply(
+    await h.fetch('/api/prompt', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: workflow }) }),
+  );
   expect({ status: r.res.status, body: r.body }).toMatchObject({ status: 200, body: { prompt_id: expect.any(String) } });
   return r.body.prompt_id;
 }
 
 async function finished(h: Harness, id: string): Promise<string> {
   let status = '';
-  await until(`job ${id} finished`, async () => {
-    status = (await reply(await h.fetch(`/api/job/${id}/status`))).body.status;
-    return ['completed', 'failed', 'cancelled'].includes(status);
-  }, 10_000);
+  await until(
+    `job ${id} finished`,
+    async () => {
+      status = (await reply(await h.fetch(`/api/job/${id}/status`))).body.status;
+      return ['completed', 'failed', 'cancelled'].includes(status);
+    },
+    10_000,
+  );
   return status;
 }
 

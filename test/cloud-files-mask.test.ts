@@ -8,6 +8,7 @@ import { decodePng } from '../lib/png/index.ts';
 import { bytesOf } from './helpers/assets.ts';
 import {
   expectCloudError,
+  type FilesHarness,
   follow,
   makePng,
   nameOf,
@@ -16,9 +17,8 @@ import {
   uploadForm,
   uploadImageOk,
   view,
-  type FilesHarness,
 } from './helpers/cloud-files.ts';
-import { MODES, type Harness } from './helpers/harness.ts';
+import { type Harness, MODES } from './helpers/harness.ts';
 import { asKey, submitOk, waitForJob } from './helpers/jobs.ts';
 
 const W = 4;
@@ -43,7 +43,7 @@ describe.each(MODES)('cloud /upload/mask (%s)', (mode) => {
   const start = async (options: Partial<ServiceOptions> = {}) => (f = await startFiles(mode, options));
   afterEach(async () => f?.h.close());
 
-  it('copies the mask\'s alpha into the original and stores a new RGBA PNG keeping its text', async () => {
+  it("copies the mask's alpha into the original and stores a new RGBA PNG keeping its text", async () => {
     await start();
     const { name: original } = await uploadImageOk(f.alice, { bytes: ORIGINAL });
     for (const path of ['/api/upload/mask', '/upload/mask']) {

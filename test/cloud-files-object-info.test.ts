@@ -7,7 +7,7 @@ import { nodeInfo } from '../core/cloud/object-info.ts';
 import { defineNode } from '../engine/local/define-node.ts';
 import { createLocalEngine } from '../engine/local/engine.ts';
 import { builtinNodes } from '../engine/local/nodes/index.ts';
-import { expectCloudError, reply, startFiles, type FilesHarness } from './helpers/cloud-files.ts';
+import { expectCloudError, type FilesHarness, reply, startFiles } from './helpers/cloud-files.ts';
 import { MODES } from './helpers/harness.ts';
 
 const INFO_FIELDS = [

@@ -7,6 +7,7 @@ import { decodePng } from '../lib/png/index.ts';
 import { bytesOf, iso, testClock } from './helpers/assets.ts';
 import {
   expectCloudError,
+  type FilesHarness,
   follow,
   makePng,
   nameOf,
@@ -16,7 +17,6 @@ import {
   uploadForm,
   uploadImageOk,
   view,
-  type FilesHarness,
 } from './helpers/cloud-files.ts';
 import { MODES } from './helpers/harness.ts';
 import { asKey, submitOk, waitForJob } from './helpers/jobs.ts';
@@ -125,10 +125,16 @@ describe.each(MODES)('cloud /upload/image (%s)', (mode) => {
     const dup = uploadForm({ bytes: PNG }, { type: 'input' });
     dup.append('type', 'temp');
     await bad(dup, 'type');
-    const json = await reply(await f.alice.fetch('/api/upload/image', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }));
+    const json = await reply(
+      await f.alice.fetch('/api/upload/image', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }),
+    );
     expectCloudError(json, 415, 'unsupported_media_type');
     const broken = await reply(
-      await f.alice.fetch('/api/upload/image', { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=zz' }, body: '--zz\r\nnonsense' }),
+      await f.alice.fetch('/api/upload/image', {
+        method: 'POST',
+        headers: { 'content-type': 'multipart/form-data; boundary=zz' },
+        body: '--zz\r\nnonsense',
+      }),
     );
     expectCloudError(broken, 400, 'malformed_request');
   });

@@ -3,15 +3,7 @@
 // gives, types, traversal attempts, unknown names and another account's.
 import { afterEach, describe, expect, it } from 'vitest';
 import { bytesOf } from './helpers/assets.ts';
-import {
-  expectCloudError,
-  follow,
-  makePng,
-  startFiles,
-  uploadImageOk,
-  view,
-  type FilesHarness,
-} from './helpers/cloud-files.ts';
+import { expectCloudError, type FilesHarness, follow, makePng, startFiles, uploadImageOk, view } from './helpers/cloud-files.ts';
 import { MODES } from './helpers/harness.ts';
 import { asKey, saveImageWorkflow, submitOk, waitForJob } from './helpers/jobs.ts';
 
@@ -70,7 +62,7 @@ describe.each(MODES)('cloud /view (%s)', (mode) => {
     expectCloudError(await view(f.bob, `filename=${output.name}&type=output`), 404, 'not_found');
   });
 
-  it('unknown names and another account\'s are the same 404', async () => {
+  it("unknown names and another account's are the same 404", async () => {
     f = await startFiles(mode);
     const { name } = await uploadImageOk(f.alice, { bytes: PNG });
     const bobs = await view(f.bob, `filename=${name}`);

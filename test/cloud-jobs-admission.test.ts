@@ -7,13 +7,13 @@ import type { ServiceOptions } from '../index.ts';
 import {
   ACCOUNTS,
   asCloud,
+  type CloudJobsHarness,
   expectCloudError,
   expectPromptError,
   getJson,
   postJson,
   promptOk,
   startCloudJobs,
-  type CloudJobsHarness,
 } from './helpers/cloud-jobs.ts';
 import { MODES } from './helpers/harness.ts';
 import { asKey, jobNow, waitForJob } from './helpers/jobs.ts';
@@ -40,7 +40,11 @@ describe.each(MODES)('POST /api/prompt admission (%s)', (mode) => {
     const ok = await promptOk(h, partnerWorkflow, { extra_data: { api_key_platform_org: 'pk-1', extra_pnginfo: { workflow: {} } } });
     await waitForJob(h, ok.prompt_id, 'succeeded');
     expect(h.extraSeen.get(ok.prompt_id)).toEqual({ api_key_platform_org: 'pk-1' });
-    const alias = await promptOk(h, { ...partnerWorkflow, p1: { class_type: 'Number', inputs: { value: 4 } } }, { extra_data: { api_key_comfy_org: 'pk-2' } });
+    const alias = await promptOk(
+      h,
+      { ...partnerWorkflow, p1: { class_type: 'Number', inputs: { value: 4 } } },
+      { extra_data: { api_key_comfy_org: 'pk-2' } },
+    );
     await waitForJob(h, alias.prompt_id, 'succeeded');
     expect(h.extraSeen.get(alias.prompt_id)).toEqual({ api_key_platform_org: 'pk-2' });
     // The key is never stored: not in the workflow v2 shows.
@@ -57,11 +61,21 @@ describe.each(MODES)('POST /api/prompt admission (%s)', (mode) => {
     expect(body.prompt_id).toBe(id);
     expect((await jobNow(asKey(h, 'key-alice'), id)).id).toBe(id);
     for (const who of [alice, asCloud(h, 'key-bob')]) {
-      const again = expectPromptError(await postJson(who, '/api/prompt', { prompt: sumWorkflow('j'), prompt_id: id }), 400, 'invalid_request', 'invalid_prompt_id');
+      const again = expectPromptError(
+        await postJson(who, '/api/prompt', { prompt: sumWorkflow('j'), prompt_id: id }),
+        400,
+        'invalid_request',
+        'invalid_prompt_id',
+      );
       expect(again.message).toContain('in use');
     }
     for (const bad of ['not-a-uuid', id.toUpperCase(), '']) {
-      expectPromptError(await postJson(alice, '/api/prompt', { prompt: sumWorkflow('k'), prompt_id: bad }), 400, 'invalid_request', 'invalid_prompt_id');
+      expectPromptError(
+        await postJson(alice, '/api/prompt', { prompt: sumWorkflow('k'), prompt_id: bad }),
+        400,
+        'invalid_request',
+        'invalid_prompt_id',
+      );
     }
     // Two submissions racing for one new id: exactly one wins.
     const raced = crypto.randomUUID();
@@ -90,7 +104,12 @@ describe.each(MODES)('POST /api/prompt admission (%s)', (mode) => {
     });
     const alice = asCloud(h, 'key-alice');
     const bob = asCloud(h, 'key-bob');
-    const credits = expectPromptError(await postJson(bob, '/api/prompt', { prompt: sumWorkflow('b') }), 402, 'insufficient_credits', 'insufficient_credits');
+    const credits = expectPromptError(
+      await postJson(bob, '/api/prompt', { prompt: sumWorkflow('b') }),
+      402,
+      'insufficient_credits',
+      'insufficient_credits',
+    );
     expect(credits.node_errors).toEqual({});
     await promptOk(alice, sumWorkflow('a'));
     const full = await postJson(alice, '/api/prompt', { prompt: sumWorkflow('a', 2) });
@@ -107,7 +126,7 @@ describe.each(MODES)('POST /api/prompt admission (%s)', (mode) => {
     expectCloudError(await getJson(asCloud(h, 'wrong'), '/api/prompt'), 401, 'unauthorized');
   });
 
-  it('GET /api/prompt counts the caller\'s queued and running jobs only', async () => {
+  it("GET /api/prompt counts the caller's queued and running jobs only", async () => {
     await start({ accounts: ACCOUNTS });
     const alice = asCloud(h, 'key-alice');
     const bob = asCloud(h, 'key-bob');
@@ -129,5 +148,6 @@ describe.each(MODES)('POST /api/prompt admission (%s)', (mode) => {
 
 const withKey = <H extends CloudJobsHarness>(h: H, key: string): H => ({
   ...h,
-  fetch: (p: string, init: RequestInit = {}) => h.fetch(p, { ...init, headers: { ...Object.fromEntries(new Headers(init.headers)), 'idempotency-key': key } }),
+  fetch: (p: string, init: RequestInit = {}) =>
+    h.fetch(p, { ...init, headers: { ...Object.fromEntries(new Headers(init.headers)), 'idempotency-key': key } }),
 });

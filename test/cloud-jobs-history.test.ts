@@ -4,10 +4,10 @@
 // GET /api/features.
 import { readFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServiceOptions } from '../index.ts';
 import { SERVICE_VERSION } from '../core/cloud/system.ts';
+import type { ServiceOptions } from '../index.ts';
 import { testClock } from './helpers/assets.ts';
-import { ACCOUNTS, asCloud, expectCloudError, getJson, promptOk, startCloudJobs, type CloudJobsHarness } from './helpers/cloud-jobs.ts';
+import { ACCOUNTS, asCloud, type CloudJobsHarness, expectCloudError, getJson, promptOk, startCloudJobs } from './helpers/cloud-jobs.ts';
 import { MODES } from './helpers/harness.ts';
 import { asKey, cancelJob, saveImageWorkflow, waitForJob } from './helpers/jobs.ts';
 import { sumWorkflow, waitWorkflow } from './helpers/local-nodes.ts';
@@ -59,7 +59,7 @@ describe.each(MODES)('cloud history (%s)', (mode) => {
     expect((await getJson(alice, `/history/${job.prompt_id}`)).body).toEqual(body);
   });
 
-  it('failed and cancelled jobs: error status with the reference\'s execution_error / execution_interrupted', async () => {
+  it("failed and cancelled jobs: error status with the reference's execution_error / execution_interrupted", async () => {
     await start();
     const failed = await finish(failWorkflow, 'failed');
     const { body } = await getJson(alice, `/api/history/${failed.prompt_id}`);
@@ -117,7 +117,7 @@ describe.each(MODES)('cloud history (%s)', (mode) => {
     }
   });
 
-  it('one account never sees another\'s history; expired jobs leave it; unknown ids give {}', async () => {
+  it("one account never sees another's history; expired jobs leave it; unknown ids give {}", async () => {
     const clock = testClock(Date.now());
     await start({ now: clock.now, jobRetentionSeconds: 3600 });
     const job = await finish(sumWorkflow('a'));

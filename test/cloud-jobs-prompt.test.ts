@@ -4,17 +4,8 @@
 // credits, the full queue, subscriptions) is in cloud-jobs-admission.test.ts.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServiceOptions } from '../index.ts';
-import { upload, UUID } from './helpers/assets.ts';
-import {
-  ACCOUNTS,
-  asCloud,
-  expectPromptError,
-  getJson,
-  postJson,
-  promptOk,
-  startCloudJobs,
-  type CloudJobsHarness,
-} from './helpers/cloud-jobs.ts';
+import { UUID, upload } from './helpers/assets.ts';
+import { ACCOUNTS, asCloud, type CloudJobsHarness, expectPromptError, getJson, postJson, promptOk, startCloudJobs } from './helpers/cloud-jobs.ts';
 import { MODES } from './helpers/harness.ts';
 import { asKey, assetRef, submitOk, waitForJob } from './helpers/jobs.ts';
 import { sumWorkflow } from './helpers/local-nodes.ts';
@@ -109,13 +100,21 @@ describe.each(MODES)('POST /api/prompt (%s)', (mode) => {
     }
     let deep: unknown = 1;
     for (let i = 0; i < 80; i++) deep = { d: deep };
-    expectPromptError(await postJson(alice, '/api/prompt', { prompt: { a: { class_type: 'Show', inputs: { value: deep } } } }), 400, 'invalid_request', 'invalid_prompt');
+    expectPromptError(
+      await postJson(alice, '/api/prompt', { prompt: { a: { class_type: 'Show', inputs: { value: deep } } } }),
+      400,
+      'invalid_request',
+      'invalid_prompt',
+    );
     const ui = { nodes: [{ id: 1, type: 'Show' }], links: [] };
     expectPromptError(await postJson(alice, '/api/prompt', { prompt: ui }), 400, 'workflow_format_ui', 'workflow_format_ui');
 
     // A core/ASSET reference must name a live asset of the caller: bob's asset is not alice's.
     const { body: bobsAsset } = await upload(asKey(h, 'key-bob'), 'bytes', { content_type: 'image/png', file_path: 'b.png' });
-    const load = (ref: unknown) => ({ l: { class_type: 'LoadImage', inputs: { image: ref } }, s: { class_type: 'SaveImage', inputs: { images: ['l', 0], filename_prefix: 'x' } } });
+    const load = (ref: unknown) => ({
+      l: { class_type: 'LoadImage', inputs: { image: ref } },
+      s: { class_type: 'SaveImage', inputs: { images: ['l', 0], filename_prefix: 'x' } },
+    });
     for (const [ref, type] of [
       [assetRef(bobsAsset.id), 'asset_not_found'],
       [assetRef(crypto.randomUUID()), 'asset_not_found'],

@@ -4,7 +4,7 @@
 // never seeing nor touching another's queue.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServiceOptions } from '../index.ts';
-import { ACCOUNTS, asCloud, expectCloudError, getJson, postJson, promptOk, startCloudJobs, type CloudJobsHarness } from './helpers/cloud-jobs.ts';
+import { ACCOUNTS, asCloud, type CloudJobsHarness, expectCloudError, getJson, postJson, promptOk, startCloudJobs } from './helpers/cloud-jobs.ts';
 import { MODES } from './helpers/harness.ts';
 import { asKey, jobNow, waitForJob } from './helpers/jobs.ts';
 import { waitWorkflow } from './helpers/local-nodes.ts';
@@ -29,7 +29,7 @@ describe.each(MODES)('cloud queue and interrupt (%s)', (mode) => {
     return prompt_id;
   };
 
-  it('GET /api/queue: the caller\'s running and pending jobs, oldest first, as [number, prompt_id, workflow, outputs, {create_time}]', async () => {
+  it("GET /api/queue: the caller's running and pending jobs, oldest first, as [number, prompt_id, workflow, outputs, {create_time}]", async () => {
     await start();
     const running = await runningJob();
     const p1 = await promptOk(alice, waitWorkflow(2, LONG));
@@ -58,7 +58,7 @@ describe.each(MODES)('cloud queue and interrupt (%s)', (mode) => {
     expectCloudError(await getJson(h, '/api/queue'), 401, 'unauthorized');
   });
 
-  it('POST /api/queue delete: cancels the caller\'s pending and running jobs named, skips the rest', async () => {
+  it("POST /api/queue delete: cancels the caller's pending and running jobs named, skips the rest", async () => {
     await start();
     const running = await runningJob();
     const pending = (await promptOk(alice, waitWorkflow(2, LONG))).prompt_id;
@@ -78,7 +78,7 @@ describe.each(MODES)('cloud queue and interrupt (%s)', (mode) => {
     await waitForJob(asKey(h, 'key-alice'), kept, 'running');
   });
 
-  it('POST /api/queue clear: cancels every pending job of the caller, not the running one, not another account\'s', async () => {
+  it("POST /api/queue clear: cancels every pending job of the caller, not the running one, not another account's", async () => {
     await start({ tierLimits: { free: 1 } });
     const running = await runningJob();
     const pending = [];
@@ -122,7 +122,7 @@ describe.each(MODES)('cloud queue and interrupt (%s)', (mode) => {
     expectCloudError(await postJson(h, '/api/queue', { clear: true }), 401, 'unauthorized');
   });
 
-  it('POST /api/interrupt: the caller\'s running jobs (or only prompt_id if running), never pending ones or another\'s', async () => {
+  it("POST /api/interrupt: the caller's running jobs (or only prompt_id if running), never pending ones or another's", async () => {
     await start({ tierLimits: { free: 2 } });
     const r1 = await runningJob(alice, 'key-alice', 1);
     const r2 = await runningJob(alice, 'key-alice', 2);

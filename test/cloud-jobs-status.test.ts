@@ -7,13 +7,13 @@ import { ISO, testClock, UUID } from './helpers/assets.ts';
 import {
   ACCOUNTS,
   asCloud,
+  type CloudJobsHarness,
   cloudStatusOf,
   expectCloudError,
   getJson,
   promptOk,
   startCloudJobs,
   stubbornWorkflow,
-  type CloudJobsHarness,
 } from './helpers/cloud-jobs.ts';
 import { MODES } from './helpers/harness.ts';
 import { asKey, cancelJob, saveImageWorkflow, waitForJob } from './helpers/jobs.ts';
@@ -24,7 +24,17 @@ const failWorkflow = {
   f2: { class_type: 'Fail', inputs: { value: ['f1', 0] } },
   f3: { class_type: 'Show', inputs: { value: ['f2', 0] } },
 };
-const STATUS_FIELDS = ['assigned_inference', 'completed_at', 'created_at', 'error_message', 'id', 'last_state_update', 'started_at', 'status', 'updated_at'];
+const STATUS_FIELDS = [
+  'assigned_inference',
+  'completed_at',
+  'created_at',
+  'error_message',
+  'id',
+  'last_state_update',
+  'started_at',
+  'status',
+  'updated_at',
+];
 
 describe.each(MODES)('cloud job status and job lists (%s)', (mode) => {
   let h: CloudJobsHarness;
@@ -59,7 +69,14 @@ describe.each(MODES)('cloud job status and job lists (%s)', (mode) => {
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(Object.keys(p).sort()).toEqual(STATUS_FIELDS);
-    expect(p).toMatchObject({ id: pending.prompt_id, status: 'pending', started_at: null, completed_at: null, assigned_inference: null, error_message: null });
+    expect(p).toMatchObject({
+      id: pending.prompt_id,
+      status: 'pending',
+      started_at: null,
+      completed_at: null,
+      assigned_inference: null,
+      error_message: null,
+    });
     expect(p.created_at).toMatch(ISO);
     expect(p.updated_at).toBe(p.created_at);
     const { body: r } = await getJson(alice, `/job/${running.prompt_id}/status`);
@@ -83,7 +100,7 @@ describe.each(MODES)('cloud job status and job lists (%s)', (mode) => {
     expect(await cloudStatusOf(alice, running.prompt_id)).toBe('cancelled');
   });
 
-  it('another account\'s job, an unknown or malformed id and an expired job are 404', async () => {
+  it("another account's job, an unknown or malformed id and an expired job are 404", async () => {
     const clock = testClock(Date.now());
     await start({ now: clock.now, jobRetentionSeconds: 3600 });
     const job = await promptOk(alice, sumWorkflow('x'));
@@ -103,7 +120,7 @@ describe.each(MODES)('cloud job status and job lists (%s)', (mode) => {
     expect((await getJson(alice, '/api/jobs')).body).toEqual({ jobs: [], pagination: { offset: 0, limit: 100, total: 0, has_more: false } });
   });
 
-  it('GET /api/jobs: the caller\'s jobs newest first, with the list fields of each status', async () => {
+  it("GET /api/jobs: the caller's jobs newest first, with the list fields of each status", async () => {
     await start();
     const image = await promptOk(alice, saveImageWorkflow());
     await waitForJob(v2(), image.prompt_id, 'succeeded');
@@ -139,7 +156,13 @@ describe.each(MODES)('cloud job status and job lists (%s)', (mode) => {
     });
     expect(f.preview_output).toBeUndefined();
     expect(i).toMatchObject({ status: 'completed', outputs_count: 1 });
-    expect(i.preview_output).toEqual({ filename: expect.stringMatching(/^[0-9a-f]{64}\.png$/), subfolder: '', type: 'output', nodeId: 's', mediaType: 'images' });
+    expect(i.preview_output).toEqual({
+      filename: expect.stringMatching(/^[0-9a-f]{64}\.png$/),
+      subfolder: '',
+      type: 'output',
+      nodeId: 's',
+      mediaType: 'images',
+    });
     expect(i.execution_end_time).toBeGreaterThanOrEqual(i.execution_start_time);
     expect(Math.abs(i.execution_start_time - Date.now())).toBeLessThan(60_000); // milliseconds
 
@@ -176,7 +199,18 @@ describe.each(MODES)('cloud job status and job lists (%s)', (mode) => {
     expect(idsOf(page)).toEqual([ids[0]]);
     expect(idsOf(await list(''))[0]).toBe(pending.prompt_id);
     expect(await list(`workflow_id=${crypto.randomUUID()}`)).toEqual({ jobs: [], pagination: { offset: 0, limit: 100, total: 0, has_more: false } });
-    for (const bad of ['status=done', 'status=completed,,', 'output_type=text', 'sort_by=name', 'sort_order=up', 'limit=0', 'limit=1001', 'limit=x', 'offset=-1', 'offset=1.5']) {
+    for (const bad of [
+      'status=done',
+      'status=completed,,',
+      'output_type=text',
+      'sort_by=name',
+      'sort_order=up',
+      'limit=0',
+      'limit=1001',
+      'limit=x',
+      'offset=-1',
+      'offset=1.5',
+    ]) {
       const r = await getJson(alice, `/api/jobs?${bad}`);
       expectCloudError(r, 400, 'invalid_request');
       expect(r.body.message).toContain(bad.split('=')[0]);

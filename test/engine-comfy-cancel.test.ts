@@ -4,11 +4,11 @@
 // prompt the worker runs for someone else goes on). The job ends canceled
 // and the worker's slot is free again for the next job.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { FakeWorker } from './fakes/comfyui-worker.ts';
 import { postJson } from './helpers/cloud-jobs.ts';
 import { cancelJob, saveImageWorkflow, submitOk, until, waitForJob } from './helpers/jobs.ts';
 import { waitWorkflow } from './helpers/local-nodes.ts';
 import { startWorkerService, type WorkerService } from './helpers/worker-service.ts';
-import type { FakeWorker } from './fakes/comfyui-worker.ts';
 
 let s: WorkerService;
 let w: FakeWorker;
@@ -22,10 +22,15 @@ afterEach(async () => {
 
 /** Requests the engine made to the worker after `from`, as "METHOD path" without the /api prefix. */
 const requestsSince = (from: number) => w.requests.slice(from).map((r) => `${r.method} ${r.path.replace(/^\/api(?=\/)/, '')}`);
-const running = (id: string) => until(`${id} running on the worker`, () => w.queue.running?.item[1] === id && (w.queue.running?.run.current ?? null) !== null, 5000);
+const running = (id: string) =>
+  until(`${id} running on the worker`, () => w.queue.running?.item[1] === id && (w.queue.running?.run.current ?? null) !== null, 5000);
 /** A long prompt submitted to the worker directly, as another client of it would. */
 async function foreignPrompt(): Promise<string> {
-  const res = await fetch(`${w.url}/prompt`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: waitWorkflow(3, 50, 400), client_id: 'someone-else' }) });
+  const res = await fetch(`${w.url}/prompt`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ prompt: waitWorkflow(3, 50, 400), client_id: 'someone-else' }),
+  });
   expect(res.status).toBe(200);
   const { prompt_id } = (await res.json()) as { prompt_id: string };
   await running(prompt_id);
@@ -51,7 +56,7 @@ async function nextJobRuns(canceled: string) {
 }
 
 describe('cancel of a job running on the worker', () => {
-  it('uses the worker\'s per-job cancel route; the job ends canceled and the slot is freed', async () => {
+  it("uses the worker's per-job cancel route; the job ends canceled and the slot is freed", async () => {
     const job = await submitOk(s, waitWorkflow(1, 50, 400));
     await running(job.id);
     const mark = w.requests.length;
@@ -96,7 +101,7 @@ describe('cancel of a job running on the worker', () => {
 });
 
 describe('cancel of a job still pending on the worker', () => {
-  it.each([true, false])('deletes it from the worker queue (cancel route %s); the worker\'s running prompt goes on', async (route) => {
+  it.each([true, false])("deletes it from the worker queue (cancel route %s); the worker's running prompt goes on", async (route) => {
     w.failures.jobCancelRoute = route;
     const other = await foreignPrompt();
     const job = await submitOk(s, saveImageWorkflow(0x445566));
@@ -116,7 +121,11 @@ describe('cancel of a job still pending on the worker', () => {
     // Once the worker is free, the next job runs and the canceled one never did.
     const next = await submitOk(s, saveImageWorkflow(0x778899));
     await until('the next job pending on the worker', () => w.queue.pending.some((p) => p.item[1] === next.id), 5000);
-    await fetch(`${w.url}/interrupt`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt_id: other }) });
+    await fetch(`${w.url}/interrupt`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt_id: other }),
+    });
     await waitForJob(s, next.id, 'succeeded', 5000);
     expect(w.queue.history.has(job.id)).toBe(false);
     expect(w.submissions.map((x) => x.prompt_id)).toEqual([other, job.id, next.id]);

@@ -18,16 +18,22 @@ afterEach(async () => {
 });
 
 const only = (name: string) =>
-  defineNode({ name, category: 'test', output_node: true, required: { value: ['INT', { default: 1, min: 0, max: 9 }] }, run: ({ value }) => ({ outputs: [], ui: { text: [String(value)] } }) });
+  defineNode({
+    name,
+    category: 'test',
+    output_node: true,
+    required: { value: ['INT', { default: 1, min: 0, max: 9 }] },
+    run: ({ value }) => ({ outputs: [], ui: { text: [String(value)] } }),
+  });
 
 /** Requests that reach a worker for a job (not health checks, definitions or the socket). */
 const jobCalls = (s: WorkerService) => s.workers.flatMap((w) => w.requests.filter((r) => !/\/(system_stats|object_info|ws)$/.test(r.path)));
 
 describe('node definitions from the workers', () => {
-  it('/api/object_info lists every worker\'s classes, each in the worker\'s own shape', async () => {
+  it("/api/object_info lists every worker's classes, each in the worker's own shape", async () => {
     s = await startWorkerService({ workers: [{ nodes: [only('OnlyOnA')] }, { nodes: [only('OnlyOnB')] }] });
     const [a, b] = await Promise.all(s.workers.map(async (w) => (await fetch(`${w.url}/object_info`)).json() as Promise<Record<string, any>>));
-    await until('both workers\' definitions', async () => {
+    await until("both workers' definitions", async () => {
       const { body } = await getJson(s!, '/api/object_info');
       return 'OnlyOnA' in body && 'OnlyOnB' in body;
     });
@@ -48,14 +54,24 @@ describe('node definitions from the workers', () => {
 
     const unknown = await submit(s, { workflow: { x: { class_type: 'NoSuchNode', inputs: {} } } });
     expect(unknown.res.status).toBe(422);
-    expect(unknown.body.error).toMatchObject({ code: 'invalid_workflow', details: { reason: 'missing_node_type', node_errors: { x: [expect.objectContaining({ reason: 'missing_node_type' })] } } });
+    expect(unknown.body.error).toMatchObject({
+      code: 'invalid_workflow',
+      details: { reason: 'missing_node_type', node_errors: { x: [expect.objectContaining({ reason: 'missing_node_type' })] } },
+    });
 
-    const bad = await submit(s, { workflow: { n: { class_type: 'Number', inputs: { value: 500 } }, sh: { class_type: 'Show', inputs: { value: ['n', 0] } } } });
+    const bad = await submit(s, {
+      workflow: { n: { class_type: 'Number', inputs: { value: 500 } }, sh: { class_type: 'Show', inputs: { value: ['n', 0] } } },
+    });
     expect(bad.res.status).toBe(422);
     expect(bad.body.error.code).toBe('invalid_workflow');
     expect(bad.body.error.details.node_errors.n).toEqual([expect.objectContaining({ field: 'value', reason: 'value_bigger_than_max' })]);
 
-    const missing = await submit(s, { workflow: { l: { class_type: 'LoadImage', inputs: { image: assetRef(crypto.randomUUID()) } }, p: { class_type: 'PreviewImage', inputs: { images: ['l', 0] } } } });
+    const missing = await submit(s, {
+      workflow: {
+        l: { class_type: 'LoadImage', inputs: { image: assetRef(crypto.randomUUID()) } },
+        p: { class_type: 'PreviewImage', inputs: { images: ['l', 0] } },
+      },
+    });
     expect(missing.res.status).toBe(422);
     expect(missing.body.error.code).toBe('missing_asset');
 

@@ -5,10 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineNode } from '../engine/local/define-node.ts';
 import { ERROR_CATALOG, type InjectedErrorKind } from './fakes/comfyui-worker.ts';
-import { connectWs, type WsClient } from './helpers/ws-client.ts';
 import { expectJobShape, submitOk, waitForJob } from './helpers/jobs.ts';
 import { sumWorkflow } from './helpers/local-nodes.ts';
 import { startWorkerService, type WorkerService } from './helpers/worker-service.ts';
+import { connectWs, type WsClient } from './helpers/ws-client.ts';
 
 /** As the real LoadImage: a combo of the files the worker has, flagged for upload (any name passes our validation). */
 const loadImageCombo = defineNode({
@@ -43,7 +43,7 @@ const MAPPED: Array<[InjectedErrorKind, string]> = [
 ];
 
 describe('execution errors of the worker', () => {
-  it.each(MAPPED)('%s -> %s, with the worker\'s message, traceback and node', async (kind, type) => {
+  it.each(MAPPED)("%s -> %s, with the worker's message, traceback and node", async (kind, type) => {
     s.workers[0].failures.error = { kind, class_type: 'Add' };
     const job = await submitOk(s, sumWorkflow(kind.slice(0, 3)));
     const failed = expectJobShape(await waitForJob(s, job.id, 'failed', 5000));
@@ -66,22 +66,28 @@ describe('execution errors of the worker', () => {
       exception_type: type,
       exception_message: reported.exception_message.trim(),
     });
-    expect((msg as any).data.traceback.join('')).toBe(reported.traceback.join('').trimEnd() + '\n');
+    expect((msg as any).data.traceback.join('')).toBe(`${reported.traceback.join('').trimEnd()}\n`);
   });
 
-  it('a failing node of the worker\'s own keeps its exception type', async () => {
+  it("a failing node of the worker's own keeps its exception type", async () => {
     const job = await submitOk(s, {
       1: { class_type: 'Number', inputs: { value: 3 } },
       2: { class_type: 'Fail', inputs: { value: ['1', 0] } },
       3: { class_type: 'Show', inputs: { value: ['2', 0] } },
     });
     const failed = await waitForJob(s, job.id, 'failed', 5000);
-    expect(failed.error).toMatchObject({ code: 'node_execution_error', exception_type: 'TypeError', message: 'cannot do that', node_id: '2', class_type: 'Fail' });
+    expect(failed.error).toMatchObject({
+      code: 'node_execution_error',
+      exception_type: 'TypeError',
+      message: 'cannot do that',
+      node_id: '2',
+      class_type: 'Fail',
+    });
   });
 });
 
 describe('a workflow the worker refuses at submission', () => {
-  it('is a ValidationError whose message carries the worker\'s node errors', async () => {
+  it("is a ValidationError whose message carries the worker's node errors", async () => {
     const job = await submitOk(s, {
       l: { class_type: 'LoadImageCombo', inputs: { image: 'not-on-the-worker.png' } },
       s: { class_type: 'SaveImage', inputs: { images: ['l', 0], filename_prefix: 'x' } },

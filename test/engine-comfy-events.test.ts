@@ -4,12 +4,12 @@
 // binary frames must be the worker's own, in the worker's order.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../engine/types.ts';
+import type { SentFrame } from './fakes/comfyui-worker.ts';
 import { blake3Of } from './helpers/assets.ts';
-import { connectWs, type Frame, type WsClient } from './helpers/ws-client.ts';
 import { submitOk, waitForJob } from './helpers/jobs.ts';
 import { eventsOf, openEvents } from './helpers/sse-client.ts';
 import { startWorkerService, type WorkerService } from './helpers/worker-service.ts';
-import type { SentFrame } from './fakes/comfyui-worker.ts';
+import { connectWs, type Frame, type WsClient } from './helpers/ws-client.ts';
 
 let s: WorkerService;
 let c: WsClient;
@@ -77,7 +77,9 @@ function workerSequence(id: string): string[] {
 /** What our /ws sent for the job, from execution_start to its final executing. */
 function ourSequence(id: string): string[] {
   const start = c.frames.findIndex((f) => f.kind === 'text' && f.type === 'execution_start' && f.data.prompt_id === id);
-  const end = c.frames.findIndex((f, i) => i > start && f.kind === 'text' && f.type === 'executing' && f.data.node === null && f.data.prompt_id === id);
+  const end = c.frames.findIndex(
+    (f, i) => i > start && f.kind === 'text' && f.type === 'executing' && f.data.node === null && f.data.prompt_id === id,
+  );
   return c.frames.slice(start, end + 1).flatMap((f: Frame) => {
     const line = f.kind === 'binary' ? describeBinary(f.bytes) : describeJson(f.type, f.data);
     return line === null ? [] : [line];
@@ -97,7 +99,7 @@ async function run(workflow: Workflow) {
 }
 
 describe('worker events through the service', () => {
-  it('/ws carries the worker\'s messages and binary frames for the job, in the worker\'s order', async () => {
+  it("/ws carries the worker's messages and binary frames for the job, in the worker's order", async () => {
     const { id } = await run(WORKFLOW);
     const ours = ourSequence(id);
     expect(ours).toEqual(workerSequence(id));
@@ -113,14 +115,20 @@ describe('worker events through the service', () => {
     expect([...previewImage(preview).subarray(0, 4)]).toEqual([0x89, 0x50, 0x4e, 0x47]);
     const meta = JSON.parse(Buffer.from(preview.subarray(8, 8 + u32(preview, 4))).toString());
     expect(meta).toMatchObject({ node_id: 'pv', prompt_id: id });
-    const texts = c.frames.flatMap((f) => (f.kind === 'binary' && f.type === 3 ? [f.bytes] : [])).map((b) => {
-      const n = u32(b, 4);
-      return [Buffer.from(b.subarray(8, 8 + n)).toString(), Buffer.from(b.subarray(8 + n)).toString()];
-    });
-    expect(texts).toEqual([['t', 'loading'], ['t', 'sampling'], ['t', 'done']]);
+    const texts = c.frames
+      .flatMap((f) => (f.kind === 'binary' && f.type === 3 ? [f.bytes] : []))
+      .map((b) => {
+        const n = u32(b, 4);
+        return [Buffer.from(b.subarray(8, 8 + n)).toString(), Buffer.from(b.subarray(8 + n)).toString()];
+      });
+    expect(texts).toEqual([
+      ['t', 'loading'],
+      ['t', 'sampling'],
+      ['t', 'done'],
+    ]);
   });
 
-  it('a second run reports the worker\'s cached nodes, still in the worker\'s order', async () => {
+  it("a second run reports the worker's cached nodes, still in the worker's order", async () => {
     const { id } = await run(WORKFLOW);
     const ours = ourSequence(id);
     expect(ours).toEqual(workerSequence(id));
@@ -129,7 +137,11 @@ describe('worker events through the service', () => {
   });
 
   it('the v2 event stream: progress naming node, class and step, the preview bytes, outputs, then succeeded', async () => {
-    const { id, items } = await run({ ...WORKFLOW, n: { class_type: 'Number', inputs: { value: 5 } }, e: { ...WORKFLOW.e, inputs: { ...WORKFLOW.e.inputs, color: 0x0088ff } } });
+    const { id, items } = await run({
+      ...WORKFLOW,
+      n: { class_type: 'Number', inputs: { value: 5 } },
+      e: { ...WORKFLOW.e, inputs: { ...WORKFLOW.e.inputs, color: 0x0088ff } },
+    });
     const kinds = items.map((i) => i.event);
     expect(items[0].event).toBe('status');
     expect(items.at(-1)!.event).toBe('status');
@@ -165,8 +177,11 @@ describe('worker events through the service', () => {
     expect(done.outputs.map((o: any) => o.id).sort()).toEqual(outputs.map((o) => o.json.id).sort());
   });
 
-  it('the file an /ws executed message names by content downloads through /api/view with the worker\'s bytes', async () => {
-    const { id } = await run({ e: { class_type: 'EmptyImage', inputs: { width: 3, height: 3, batch_size: 1, color: 0x00ff00 } }, s: { class_type: 'SaveImage', inputs: { images: ['e', 0], filename_prefix: 'named' } } });
+  it("the file an /ws executed message names by content downloads through /api/view with the worker's bytes", async () => {
+    const { id } = await run({
+      e: { class_type: 'EmptyImage', inputs: { width: 3, height: 3, batch_size: 1, color: 0x00ff00 } },
+      s: { class_type: 'SaveImage', inputs: { images: ['e', 0], filename_prefix: 'named' } },
+    });
     const executed = c.jobMessages(id).find((m) => m.type === 'executed' && m.data.node === 's')!;
     const [ref] = executed.data.output.images;
     expect(ref.type).toBe('output');

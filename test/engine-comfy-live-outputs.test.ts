@@ -6,10 +6,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Workflow } from '../engine/types.ts';
 import { blake3Of, expectSameBytes } from './helpers/assets.ts';
 import { follow, view } from './helpers/cloud-files.ts';
-import { connectWs } from './helpers/ws-client.ts';
-import { getJob, submitOk, until, waitForJob } from './helpers/jobs.ts';
+import { getJob, submitOk, waitForJob } from './helpers/jobs.ts';
 import { waitWorkflow } from './helpers/local-nodes.ts';
 import { startWorkerService, type WorkerService } from './helpers/worker-service.ts';
+import { connectWs } from './helpers/ws-client.ts';
 
 let s: WorkerService | undefined;
 afterEach(async () => {
@@ -25,7 +25,8 @@ const saveThenWait = (color: number, prefix: string, steps = 20): Workflow => ({
 });
 
 /** The bytes /api/view serves for a name (through its redirect). */
-const viewBytes = async (h: WorkerService, name: string) => new Uint8Array(await (await follow(h, await view(h, `filename=${encodeURIComponent(name)}&type=output`))).arrayBuffer());
+const viewBytes = async (h: WorkerService, name: string) =>
+  new Uint8Array(await (await follow(h, await view(h, `filename=${encodeURIComponent(name)}&type=output`))).arrayBuffer());
 
 describe('outputs while the job runs', () => {
   it('a saved file is an output of the running job, and /ws executed names it by content', async () => {
@@ -34,7 +35,10 @@ describe('outputs while the job runs', () => {
     const ws = await connectWs(s.base, { clientId: 'live' });
     const job = await submitOk(s, saveThenWait(0x11aa33, 'live'));
 
-    const executed = await ws.waitFor('executed of s', (f) => f.kind === 'text' && f.type === 'executed' && f.data.prompt_id === job.id && f.data.node === 's');
+    const executed = await ws.waitFor(
+      'executed of s',
+      (f) => f.kind === 'text' && f.type === 'executed' && f.data.prompt_id === job.id && f.data.node === 's',
+    );
     const now = (await getJob(s, job.id)).body;
     expect(now.status).toBe('running');
     expect(now.outputs.map((o: any) => [o.node_id, o.name, o.type])).toEqual([['s', 'live_00001_.png', 'image']]);
@@ -52,7 +56,7 @@ describe('outputs while the job runs', () => {
     await ws.close();
   });
 
-  it('two jobs whose workers wrote the same file name: each /ws name fetches that job\'s own bytes', async () => {
+  it("two jobs whose workers wrote the same file name: each /ws name fetches that job's own bytes", async () => {
     s = await startWorkerService({ workers: 2 });
     const ws = await connectWs(s.base, { clientId: 'same-name' });
     const jobs = [await submitOk(s, saveThenWait(0xff0000, 'same', 4)), await submitOk(s, saveThenWait(0x0000ff, 'same', 4))];

@@ -9,10 +9,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Workflow } from '../engine/types.ts';
 import type { FakeWorker } from './fakes/comfyui-worker.ts';
 import { expectSameBytes } from './helpers/assets.ts';
-import { connectWs } from './helpers/ws-client.ts';
 import { getJob, saveImageWorkflow, submitOk, until, waitForJob } from './helpers/jobs.ts';
 import { waitWorkflow } from './helpers/local-nodes.ts';
 import { startWorkerService, type WorkerService } from './helpers/worker-service.ts';
+import { connectWs } from './helpers/ws-client.ts';
 
 let s: WorkerService | undefined;
 afterEach(async () => {
@@ -28,7 +28,11 @@ const slowSave = (steps: number, ms = 50): Workflow => ({
   s: { class_type: 'SaveImage', inputs: { images: ['e', 0], filename_prefix: 'slow' } },
 });
 async function runningOn(id: string): Promise<FakeWorker> {
-  await until(`${id} running on a worker`, () => s!.workers.some((w) => w.queue.running?.item[1] === id && w.queue.running.run.current !== null), 5000);
+  await until(
+    `${id} running on a worker`,
+    () => s!.workers.some((w) => w.queue.running?.item[1] === id && w.queue.running.run.current !== null),
+    5000,
+  );
   return s!.workers.find((w) => w.queue.running?.item[1] === id)!;
 }
 
@@ -44,7 +48,12 @@ describe('a worker that crashes mid-job', () => {
     const done = await waitForJob(s, job.id, 'succeeded', 10_000);
     expect(ran(first)).toEqual([job.id]);
     expect(ran(other)).toEqual([job.id]);
-    expect(done.outputs.map((o: any) => [o.node_id, o.type])).toEqual(expect.arrayContaining([['s', 'image'], ['w3', 'text']]));
+    expect(done.outputs.map((o: any) => [o.node_id, o.type])).toEqual(
+      expect.arrayContaining([
+        ['s', 'image'],
+        ['w3', 'text'],
+      ]),
+    );
     const image = done.outputs.find((o: any) => o.node_id === 's');
     expectSameBytes(new Uint8Array(await (await s.fetch(image.url)).arrayBuffer()), s.workerFile(other, 'output', image.name));
     expect(s.log.some((l) => l.message === 'job moved to another worker' && l.detail?.worker === first.url)).toBe(true);
@@ -67,7 +76,11 @@ describe('a worker that crashes mid-job', () => {
       e2: { class_type: 'EmptyImage', inputs: { width: 4, height: 3, batch_size: 1, color: 0x405060 } },
       s2: { class_type: 'SaveImage', inputs: { images: ['e2', 0], filename_prefix: 'two' } },
     });
-    await until('s1 committed while the job runs on the first worker', async () => (await getJob(s!, job.id)).body.outputs.some((o: any) => o.node_id === 's1'), 5000);
+    await until(
+      's1 committed while the job runs on the first worker',
+      async () => (await getJob(s!, job.id)).body.outputs.some((o: any) => o.node_id === 's1'),
+      5000,
+    );
     expect(first.queue.running?.item[1]).toBe(job.id);
     await first.crash();
 
@@ -86,7 +99,10 @@ describe('a worker that crashes mid-job', () => {
     expectSameBytes(new Uint8Array(await (await s.fetch(s2.url)).arrayBuffer()), s.workerFile(other, 'output', s2.name));
     // /ws showed s1 from both runs under the one content-addressed name.
     await ws.waitFor('the end', (f) => f.kind === 'text' && f.type === 'executing' && f.data.node === null && f.data.prompt_id === job.id);
-    const names = ws.jobMessages(job.id).filter((m) => m.type === 'executed' && m.data.node === 's1').map((m) => m.data.output.images[0].filename);
+    const names = ws
+      .jobMessages(job.id)
+      .filter((m) => m.type === 'executed' && m.data.node === 's1')
+      .map((m) => m.data.output.images[0].filename);
     expect(names).toEqual([`${s1.hash.slice('blake3:'.length)}.png`, `${s1.hash.slice('blake3:'.length)}.png`]);
     await ws.close();
   });
@@ -136,7 +152,7 @@ describe('the only worker goes away mid-job and comes back', () => {
   });
 });
 
-describe('the worker\'s WebSocket drops mid-job', () => {
+describe("the worker's WebSocket drops mid-job", () => {
   it.each([
     ['reconnects', false],
     ['cannot reconnect', true],
@@ -163,7 +179,10 @@ describe('the worker\'s WebSocket drops mid-job', () => {
     expect(done.outputs.map((o: any) => o.node_id).sort()).toEqual(['s', 'w3']);
     // What the socket missed, the history told: /ws still shows each output node's executed.
     await ws.waitFor('the end', (f) => f.kind === 'text' && f.type === 'executing' && f.data.node === null && f.data.prompt_id === job.id);
-    const executed = ws.jobMessages(job.id).filter((m) => m.type === 'executed').map((m) => m.data.node);
+    const executed = ws
+      .jobMessages(job.id)
+      .filter((m) => m.type === 'executed')
+      .map((m) => m.data.node);
     expect(executed.sort()).toEqual(['s', 'w3']);
     await ws.close();
   });
@@ -233,12 +252,20 @@ describe('a worker that never finishes', () => {
     expect(ran(good)).toEqual(next.map((j) => j.id));
     expect(ran(stuck)).toEqual([job.id]);
     // The health loop keeps asking its queue, and says why the worker is left out.
-    await until('the engine saw the prompt linger', () => s!.log.some((l) => l.message === 'worker still runs a canceled prompt; it gets no job until it lets go'), 5000);
+    await until(
+      'the engine saw the prompt linger',
+      () => s!.log.some((l) => l.message === 'worker still runs a canceled prompt; it gets no job until it lets go'),
+      5000,
+    );
     expect(stuck.queue.running?.item[1]).toBe(job.id);
 
     // The GPU comes back and honours the interrupt: the worker takes jobs again.
     stuck.unstick();
-    await until('the engine saw the prompt go', () => s!.log.some((l) => l.message === 'worker let go of the canceled prompt' && l.detail?.worker === stuck.url), 5000);
+    await until(
+      'the engine saw the prompt go',
+      () => s!.log.some((l) => l.message === 'worker let go of the canceled prompt' && l.detail?.worker === stuck.url),
+      5000,
+    );
     const again = await submitOk(s, saveImageWorkflow(0x040404));
     await waitForJob(s, again.id, 'succeeded', 5000);
     expect(ran(stuck)).toEqual([job.id, again.id]);

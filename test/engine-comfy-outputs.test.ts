@@ -42,7 +42,9 @@ describe('outputs of a worker job', () => {
   });
 
   it('each file of the worker is an output with its type and content type; temp files are not outputs', () => {
-    const rows = job.outputs.map((o: any) => [o.node_id, o.name, o.type, o.content_type]).sort((a: string[], b: string[]) => `${a[0]}${a[1]}`.localeCompare(`${b[0]}${b[1]}`));
+    const rows = job.outputs
+      .map((o: any) => [o.node_id, o.name, o.type, o.content_type])
+      .sort((a: string[], b: string[]) => `${a[0]}${a[1]}`.localeCompare(`${b[0]}${b[1]}`));
     expect(rows).toEqual([
       ['au', 'snd_00001_.flac', 'audio', 'audio/flac'],
       ['fi', 'blob_00001_.bin', 'file', 'application/octet-stream'],
@@ -53,8 +55,15 @@ describe('outputs of a worker job', () => {
       ['vi', 'clip_00001_.mp4', 'video', 'video/mp4'],
     ]);
     // Nothing of the worker's was dropped: every output file reference is one of the job's outputs.
-    const refs = Object.values<any>(entry.outputs).flatMap((ui) => Object.values<any>(ui).flat()).filter((r) => r?.filename && r.type === 'output');
-    expect(refs.map((r) => r.filename).sort()).toEqual(job.outputs.filter((o: any) => o.node_id !== 'sh').map((o: any) => o.name).sort());
+    const refs = Object.values<any>(entry.outputs)
+      .flatMap((ui) => Object.values<any>(ui).flat())
+      .filter((r) => r?.filename && r.type === 'output');
+    expect(refs.map((r) => r.filename).sort()).toEqual(
+      job.outputs
+        .filter((o: any) => o.node_id !== 'sh')
+        .map((o: any) => o.name)
+        .sort(),
+    );
   });
 
   it('every output downloads with the bytes the worker wrote, its hash and size matching', async () => {
@@ -72,7 +81,7 @@ describe('outputs of a worker job', () => {
     expect(job.outputs.find((o: any) => o.node_id === 'vi').size_bytes).toBe(2 * 1024 * 1024 + 17);
   });
 
-  it('the preview\'s temp file is kept as a temporary file of the account, fetchable through /api/view', async () => {
+  it("the preview's temp file is kept as a temporary file of the account, fetchable through /api/view", async () => {
     const [temp] = entry.outputs.pv.images;
     expect(temp.type).toBe('temp');
     const r = await view(s, `filename=${encodeURIComponent(temp.filename)}&type=temp`);
@@ -84,7 +93,10 @@ describe('outputs of a worker job', () => {
 });
 
 describe('an output the worker serves only on another try', () => {
-  const one = (color: number, prefix: string) => ({ e: { class_type: 'EmptyImage', inputs: { width: 2, height: 2, batch_size: 1, color } }, s: { class_type: 'SaveImage', inputs: { images: ['e', 0], filename_prefix: prefix } } });
+  const one = (color: number, prefix: string) => ({
+    e: { class_type: 'EmptyImage', inputs: { width: 2, height: 2, batch_size: 1, color } },
+    s: { class_type: 'SaveImage', inputs: { images: ['e', 0], filename_prefix: prefix } },
+  });
   const views = (w: (typeof s.workers)[number]) => w.requests.filter((r) => r.path === '/view').length;
 
   it('/view answering 500 twice: tried again with a pause, the job succeeds with the bytes', async () => {
@@ -114,7 +126,10 @@ describe('an output the worker cannot serve', () => {
     const w = s.workers[0];
     w.failures.routes.push({ route: 'GET /view', status: 404 });
     try {
-      const job = await submitOk(s, { e: { class_type: 'EmptyImage', inputs: { width: 2, height: 2, batch_size: 1, color: 0x123456 } }, s: { class_type: 'SaveImage', inputs: { images: ['e', 0], filename_prefix: 'gone' } } });
+      const job = await submitOk(s, {
+        e: { class_type: 'EmptyImage', inputs: { width: 2, height: 2, batch_size: 1, color: 0x123456 } },
+        s: { class_type: 'SaveImage', inputs: { images: ['e', 0], filename_prefix: 'gone' } },
+      });
       const failed = await waitForJob(s, job.id, 'failed', 5000);
       expect(failed.error).toMatchObject({ code: 'execution_error', exception_type: 'WorkerError' });
       expect(failed.error.message).toMatch(/Fetching an output from the worker failed: view gone_00001_\.png: the worker answered 404/);

@@ -92,7 +92,11 @@ describe('a worker that refuses connections', () => {
     const asked = down.requests.length;
 
     await down.accept();
-    await until('the engine saw the worker come back', () => s!.log.some((l) => l.message === 'worker is back' && l.detail?.worker === down.url), 5000);
+    await until(
+      'the engine saw the worker come back',
+      () => s!.log.some((l) => l.message === 'worker is back' && l.detail?.worker === down.url),
+      5000,
+    );
     await s.connected([down]);
     expect(down.requests.length).toBeGreaterThan(asked);
     const again = [await submitOk(s, waitWorkflow(20, 40, 5)), await submitOk(s, waitWorkflow(21, 40, 5))];
@@ -133,7 +137,11 @@ describe('a worker hanging on /object_info', () => {
 
     // Up, then a refresh of its classes hangs: down, and back once it answers.
     w.failures.routes.push({ route: 'GET /object_info', hang: true, times: 1 });
-    await until('the engine saw the worker go down', () => s!.log.some((l) => l.message === 'worker is down' && /object_info/.test(String(l.detail?.error))), 5000);
+    await until(
+      'the engine saw the worker go down',
+      () => s!.log.some((l) => l.message === 'worker is down' && /object_info/.test(String(l.detail?.error))),
+      5000,
+    );
     await until('the engine saw the worker come back', () => s!.log.some((l) => l.message === 'worker is back'), 5000);
     const after = await submitOk(s, saveImageWorkflow(0x131313));
     await waitForJob(s, after.id, 'succeeded', 5000);

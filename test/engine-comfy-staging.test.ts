@@ -76,7 +76,12 @@ describe('staging input assets on the worker', () => {
   it('an input the account has no asset for is left for the worker to resolve (a file it has)', async () => {
     const bytes = gradient(3);
     writeFileSync(join(s.workers[0].files.dir('input'), 'example.png'), bytes);
-    const { res, body: job } = await submit(s, { workflow: { l: { class_type: 'LoadImage', inputs: { image: 'example.png' } }, p: { class_type: 'SaveImage', inputs: { images: ['l', 0], filename_prefix: 'x' } } } });
+    const { res, body: job } = await submit(s, {
+      workflow: {
+        l: { class_type: 'LoadImage', inputs: { image: 'example.png' } },
+        p: { class_type: 'SaveImage', inputs: { images: ['l', 0], filename_prefix: 'x' } },
+      },
+    });
     expect({ status: res.status, body: job }).toMatchObject({ status: 201 });
     await waitForJob(s, job.id, 'succeeded');
     expect(uploads()).toHaveLength(0);
@@ -111,7 +116,11 @@ describe('an upload the worker fails', () => {
     const failed = await waitForJob(s, job.id, 'failed', 5000);
     expect(uploads()).toHaveLength(2);
     expect(failed.error).toMatchObject({ exception_type: 'ValidationError', node_id: 'l', class_type: 'LoadImage' });
-    expect(failed.error.message.startsWith(`The worker refused input 'image' of node l (LoadImage): uploading asset ${id} as ${id}.png failed: upload: the worker answered 400`)).toBe(true);
+    expect(
+      failed.error.message.startsWith(
+        `The worker refused input 'image' of node l (LoadImage): uploading asset ${id} as ${id}.png failed: upload: the worker answered 400`,
+      ),
+    ).toBe(true);
     // Never submitted: nothing ran.
     expect(s.workers[0].submissions).toEqual([]);
   });
@@ -120,7 +129,7 @@ describe('an upload the worker fails', () => {
 describe('submission to the worker', () => {
   const SECRET = `pk-${crypto.randomUUID()}`;
 
-  it('client id is the engine\'s, prompt id is the job id, the partner key reaches the worker and is stored nowhere', async () => {
+  it("client id is the engine's, prompt id is the job id, the partner key reaches the worker and is stored nowhere", async () => {
     const { res, body: job } = await submit(s, { workflow: saveImageWorkflow(), extra_data: { api_key_platform_org: SECRET } });
     expect(res.status).toBe(201);
     await waitForJob(s, job.id, 'succeeded');
@@ -154,7 +163,10 @@ describe('submission to the worker', () => {
   });
 
   it('the cloud surface: extra_data.api_key_platform_org of POST /api/prompt reaches the worker the same way', async () => {
-    const r = await postJson(asApiKey(s, 'any'), '/api/prompt', { prompt: saveImageWorkflow(0x102030), extra_data: { api_key_platform_org: SECRET } });
+    const r = await postJson(asApiKey(s, 'any'), '/api/prompt', {
+      prompt: saveImageWorkflow(0x102030),
+      extra_data: { api_key_platform_org: SECRET },
+    });
     expect(r.res.status).toBe(200);
     await waitForJob(s, r.body.prompt_id, 'succeeded');
     const sent = s.workers[0].submissions.at(-1)!.body;

@@ -2,7 +2,7 @@
 // GRAPHRUN_PORT=0, GRAPHRUN_DATA in a temporary directory): each server
 // prints its URL, examples/client.ts uploads, submits, follows and downloads
 // against it, exiting 0 with the output on disk; SIGTERM stops the server.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,12 @@ const dirs: string[] = [];
 
 /** Each example in its own process group, so it and the processes npx starts for it can be stopped together. */
 function npxTsx(file: string, args: string[], env: Record<string, string>) {
-  const child = spawn('npx', ['tsx', file, ...args], { cwd: ROOT, detached: true, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('npx', ['tsx', file, ...args], {
+    cwd: ROOT,
+    detached: true,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   started.push(child);
   let stdout = '';
   let stderr = '';
@@ -52,7 +57,7 @@ describe('examples/client.ts --help', () => {
     // The same text on stderr after the problem, and nothing run.
     const wrong = npxTsx('examples/client.ts', ['--no-such-option'], {});
     expect({ code: await wrong.exited, stdout: wrong.output().stdout }).toEqual({ code: 2, stdout: '' });
-    expect(wrong.output().stderr).toMatch(/client: Unknown option '--no-such-option'[^]*Usage: npx tsx examples\/client\.ts/);
+    expect(wrong.output().stderr).toMatch(/client: Unknown option '--no-such-option'[\s\S]*Usage: npx tsx examples\/client\.ts/);
   }, 30_000);
 });
 

@@ -7,10 +7,10 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import express, { type RequestHandler } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parsedBodyBytes } from '../adapters/express/parsed-body.ts';
 import { graphrun } from '../adapters/express/index.ts';
+import { parsedBodyBytes } from '../adapters/express/parsed-body.ts';
 import { expectEnvelope } from './helpers/assets.ts';
-import { startExpressApp, type ExpressApp } from './helpers/express-app.ts';
+import { type ExpressApp, startExpressApp } from './helpers/express-app.ts';
 import { recordingLogger } from './helpers/fake-service.ts';
 import { uploadForm } from './helpers/harness.ts';
 import { saveImageWorkflow } from './helpers/jobs.ts';
@@ -144,7 +144,10 @@ describe('express adapter mounts', () => {
     const origins = [await listen(nested), await listen(rootApp)];
     // Closed last: after the servers that share its service.
     closers.push(() => graph.close());
-    for (const [origin, prefix] of [[origins[0]!, '/tenant/acme/graph'], [origins[1]!, '']] as const) {
+    for (const [origin, prefix] of [
+      [origins[0]!, '/tenant/acme/graph'],
+      [origins[1]!, ''],
+    ] as const) {
       const res = await fetch(`${origin}${prefix}/api/v2/jobs`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

@@ -5,8 +5,8 @@
 import express, { type RequestHandler } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blake3Of, expectEnvelope, trickyPayload, UUID } from './helpers/assets.ts';
-import { makePng, uploadForm as imageForm } from './helpers/cloud-files.ts';
-import { startExpressApp, type ExpressApp } from './helpers/express-app.ts';
+import { uploadForm as imageForm, makePng } from './helpers/cloud-files.ts';
+import { type ExpressApp, startExpressApp } from './helpers/express-app.ts';
 import { uploadForm } from './helpers/harness.ts';
 import { expectJobShape, PNG_SIGNATURE, saveImageWorkflow, sleep, TERMINAL } from './helpers/jobs.ts';
 import { eventsOf, SseReader } from './helpers/sse-client.ts';
@@ -22,7 +22,11 @@ const PARSERS: Array<[string, RequestHandler[], { echo: unknown }]> = [
   ['express.json()', [express.json()], { echo: { a: 1 } }],
   ['express.urlencoded() + express.json()', [express.urlencoded(), express.json()], { echo: { a: 1 } }],
   // Every body read into a Buffer, multipart uploads included.
-  ['express.raw() for every type', [express.raw({ type: () => true, limit: '20mb' })], { echo: { type: 'Buffer', data: [...Buffer.from('{"a":1}')] } }],
+  [
+    'express.raw() for every type',
+    [express.raw({ type: () => true, limit: '20mb' })],
+    { echo: { type: 'Buffer', data: [...Buffer.from('{"a":1}')] } },
+  ],
   ['express.text() for JSON', [express.text({ type: 'application/json' })], { echo: '{"a":1}' }],
 ];
 
@@ -171,7 +175,10 @@ describe.each(PARSERS)('express, graphrun at /graph, %s', (_label, before, { ech
 
       // The output the `executed` message names, through /view under the prefix.
       const [image] = c.jobMessages(id).find((m) => m.type === 'executed')!.data.output.images;
-      const view = await fetch(`${app.base}/api/view?filename=${encodeURIComponent(image.filename)}&type=output`, { headers: AUTH, redirect: 'manual' });
+      const view = await fetch(`${app.base}/api/view?filename=${encodeURIComponent(image.filename)}&type=output`, {
+        headers: AUTH,
+        redirect: 'manual',
+      });
       expect(view.status).toBe(302);
       expect(view.headers.get('location')!.startsWith(`${app.base}/`)).toBe(true);
     } finally {

@@ -7,7 +7,7 @@
 import express, { type RequestHandler } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectEnvelope } from './helpers/assets.ts';
-import { startExpressApp, type ExpressApp } from './helpers/express-app.ts';
+import { type ExpressApp, startExpressApp } from './helpers/express-app.ts';
 import { saveImageWorkflow } from './helpers/jobs.ts';
 import { MULTIFRAME, multiframe, RED } from './helpers/video.ts';
 
@@ -55,7 +55,17 @@ describe('express: a body parser before the mount refuses a body', () => {
     app = await startExpressApp({ before: [express.json()] });
     // Key frames as a client sends them: base64 PNGs, here with filler past the limit.
     const frame = RED + 'A'.repeat(PAST_LIMIT);
-    const video = await post(MULTIFRAME, JSON.stringify(multiframe({ image_settings: [{ key_image: frame, duration: 1 }, { key_image: frame, duration: 1 }] })));
+    const video = await post(
+      MULTIFRAME,
+      JSON.stringify(
+        multiframe({
+          image_settings: [
+            { key_image: frame, duration: 1 },
+            { key_image: frame, duration: 1 },
+          ],
+        }),
+      ),
+    );
     // The video surface answers every size refusal with 400, as it does for its own limit.
     expect(video.status).toBe(400);
     expect(await jsonOf(video)).toEqual({ message: expect.stringMatching(/102400 bytes/), details: [] });
@@ -71,7 +81,8 @@ describe('express: a body parser before the mount refuses a body', () => {
   });
 
   it("outside the mount, and for errors that are not a parser's, the app's own error handling answers", async () => {
-    const teapot: RequestHandler = (req, _res, next) => next(req.path.endsWith('/teapot') ? Object.assign(new Error('short and stout'), { status: 418 }) : undefined);
+    const teapot: RequestHandler = (req, _res, next) =>
+      next(req.path.endsWith('/teapot') ? Object.assign(new Error('short and stout'), { status: 418 }) : undefined);
     app = await startExpressApp({ before: [express.json(), teapot] });
     const own = await fetch(`${app.origin}/echo`, { method: 'POST', headers: JSON_TYPE, body: JSON.stringify({ a: 'x'.repeat(PAST_LIMIT) }) });
     expect(own.status).toBe(413);

@@ -4,10 +4,10 @@
 // frames, interrupts and cancels, and each failure switch.
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Workflow } from '../engine/types.ts';
 import { createImageBatch } from '../lib/image/batch.ts';
 import { imageBatchToPng } from '../lib/image/png-batch.ts';
-import type { Workflow } from '../engine/types.ts';
-import { ERROR_CATALOG, startFakeWorker, type FakeWorker } from './fakes/comfyui-worker.ts';
+import { ERROR_CATALOG, type FakeWorker, startFakeWorker } from './fakes/comfyui-worker.ts';
 import { connectRecorder, type WsRecorder } from './fakes/ws-recorder.ts';
 import { sumWorkflow, waitWorkflow } from './helpers/local-nodes.ts';
 
@@ -60,7 +60,9 @@ describe('POST /prompt', () => {
     expect(m.error).toEqual({ type: 'missing_node_type', message: expect.any(String), details: expect.any(String), extra_info: expect.any(Object) });
     expect(m.node_errors).toEqual({});
 
-    const bad = await post('/api/prompt', { prompt: { 1: { class_type: 'Number', inputs: { value: 500 } }, 2: { class_type: 'Show', inputs: { value: ['1', 0] } } } });
+    const bad = await post('/api/prompt', {
+      prompt: { 1: { class_type: 'Number', inputs: { value: 500 } }, 2: { class_type: 'Show', inputs: { value: ['1', 0] } } },
+    });
     expect(bad.status).toBe(400);
     const b = await body(bad);
     expect(b.error.type).toBe('prompt_outputs_failed_validation');
@@ -106,17 +108,39 @@ describe('WebSocket messages', () => {
     await ended(r, prompt_id);
     const seq = r.ofPrompt(prompt_id).map((f) => (f.type === 'executing' || f.type === 'executed' ? `${f.type}:${f.data!.node}` : f.type));
     expect(seq).toEqual([
-      'execution_start', 'execution_cached',
-      'progress_state', 'executing:w1', 'progress_state',
-      'progress_state', 'executing:w2', 'progress_state', 'progress', 'progress_state', 'progress', 'progress_state',
-      'progress_state', 'executing:w3', 'executed:w3', 'progress_state',
-      'execution_success', 'executing:null',
+      'execution_start',
+      'execution_cached',
+      'progress_state',
+      'executing:w1',
+      'progress_state',
+      'progress_state',
+      'executing:w2',
+      'progress_state',
+      'progress',
+      'progress_state',
+      'progress',
+      'progress_state',
+      'progress_state',
+      'executing:w3',
+      'executed:w3',
+      'progress_state',
+      'execution_success',
+      'executing:null',
     ]);
     const frames = r.ofPrompt(prompt_id);
     expect(frames.find((f) => f.type === 'progress')!.data).toEqual({ value: 1, max: 2, prompt_id, node: 'w2' });
     expect(frames.find((f) => f.type === 'executed')!.data).toEqual({ node: 'w3', display_node: 'w3', output: { text: ['5'] }, prompt_id });
     const ps = frames.filter((f) => f.type === 'progress_state').at(-1)!.data as { nodes: Record<string, Record<string, unknown>> };
-    expect(ps.nodes.w3).toEqual({ value: 1, max: 1, state: 'finished', node_id: 'w3', prompt_id, display_node_id: 'w3', parent_node_id: null, real_node_id: 'w3' });
+    expect(ps.nodes.w3).toEqual({
+      value: 1,
+      max: 1,
+      state: 'finished',
+      node_id: 'w3',
+      prompt_id,
+      display_node_id: 'w3',
+      parent_node_id: null,
+      real_node_id: 'w3',
+    });
     // A status goes to every socket when the prompt is done, before the final executing.
     const i = r.frames.findIndex((f) => f.type === 'execution_success');
     expect(r.frames.slice(i).map((f) => f.type)).toEqual(['execution_success', 'status', 'executing']);
@@ -132,7 +156,7 @@ describe('WebSocket messages', () => {
     expect(r.ofPrompt(b.prompt_id).find((f) => f.type === 'execution_cached')!.data!.nodes).toEqual(['b1', 'b2', 'b3']);
   });
 
-  it('messages go only to the prompt\'s client', async () => {
+  it("messages go only to the prompt's client", async () => {
     const a = await client();
     const b = await client();
     const { prompt_id } = await submit(sumWorkflow('a'), a.id);
@@ -145,7 +169,10 @@ describe('WebSocket messages', () => {
     const plain = await client();
     const meta = await client(randomUUID(), { supports_preview_metadata: true });
     expect(meta.r.frames.find((f) => f.type === 'feature_flags')!.data).toMatchObject({ supports_preview_metadata: true });
-    const prompt: Workflow = { 1: { class_type: 'EmptyImage', inputs: { width: 4, height: 4, batch_size: 1, color: 0xff0000 } }, 2: { class_type: 'PreviewImage', inputs: { images: ['1', 0] } } };
+    const prompt: Workflow = {
+      1: { class_type: 'EmptyImage', inputs: { width: 4, height: 4, batch_size: 1, color: 0xff0000 } },
+      2: { class_type: 'PreviewImage', inputs: { images: ['1', 0] } },
+    };
     const p1 = await submit(prompt, plain.id);
     await ended(plain.r, p1.prompt_id);
     const f1 = plain.r.frames.find((f) => f.type === 'binary:1')!;
@@ -156,16 +183,28 @@ describe('WebSocket messages', () => {
     await ended(meta.r, p2.prompt_id);
     const f4 = meta.r.frames.find((f) => f.type === 'binary:4')!;
     const len = new DataView(f4.bytes!.buffer, f4.bytes!.byteOffset).getUint32(0);
-    expect(JSON.parse(Buffer.from(f4.bytes!.subarray(4, 4 + len)).toString())).toEqual({ node_id: '2', prompt_id: p2.prompt_id, display_node_id: '2', parent_node_id: null, real_node_id: '2', image_type: 'image/png' });
+    expect(JSON.parse(Buffer.from(f4.bytes!.subarray(4, 4 + len)).toString())).toEqual({
+      node_id: '2',
+      prompt_id: p2.prompt_id,
+      display_node_id: '2',
+      parent_node_id: null,
+      real_node_id: '2',
+      image_type: 'image/png',
+    });
     expect([...f4.bytes!.subarray(4 + len, 8 + len)]).toEqual([0x89, 0x50, 0x4e, 0x47]);
 
     const p3 = await submit({ t: { class_type: 'FakeProgressText', inputs: { text: 'one\ntwo' } } }, plain.id);
     await ended(plain.r, p3.prompt_id);
-    const texts = plain.r.frames.filter((f) => f.type === 'binary:3').map((f) => {
-      const n = Buffer.from(f.bytes!).readUInt32BE(0);
-      return [Buffer.from(f.bytes!.subarray(4, 4 + n)).toString(), Buffer.from(f.bytes!.subarray(4 + n)).toString()];
-    });
-    expect(texts).toEqual([['t', 'one'], ['t', 'two']]);
+    const texts = plain.r.frames
+      .filter((f) => f.type === 'binary:3')
+      .map((f) => {
+        const n = Buffer.from(f.bytes!).readUInt32BE(0);
+        return [Buffer.from(f.bytes!.subarray(4, 4 + n)).toString(), Buffer.from(f.bytes!.subarray(4 + n)).toString()];
+      });
+    expect(texts).toEqual([
+      ['t', 'one'],
+      ['t', 'two'],
+    ]);
   });
 });
 
@@ -194,7 +233,11 @@ describe('queue, interrupt, cancel, history', () => {
     const types = r.ofPrompt(run.prompt_id).map((f) => f.type);
     expect(types.slice(-2)).toEqual(['execution_interrupted', 'executing']);
     expect(r.ofPrompt(run.prompt_id).find((f) => f.type === 'execution_interrupted')!.data).toEqual({
-      prompt_id: run.prompt_id, node_id: 'w2', node_type: 'Wait', executed: ['w1'], timestamp: expect.any(Number),
+      prompt_id: run.prompt_id,
+      node_id: 'w2',
+      node_type: 'Wait',
+      executed: ['w1'],
+      timestamp: expect.any(Number),
     });
     const h = (await getJson(`/history/${run.prompt_id}`))[run.prompt_id];
     expect(h.status).toMatchObject({ status_str: 'error', completed: false });
@@ -294,10 +337,19 @@ describe('files', () => {
 
   it('FakeSaveFile writes audio / video / plain files with the real ui shapes', async () => {
     const { id: cid, r } = await client();
-    const p = await submit({ a: { class_type: 'FakeSaveFile', inputs: { kind: 'audio', size: 100, filename_prefix: 'snd' } }, v: { class_type: 'FakeSaveFile', inputs: { kind: 'video', size: 10, filename_prefix: 'vid' } } }, cid);
+    const p = await submit(
+      {
+        a: { class_type: 'FakeSaveFile', inputs: { kind: 'audio', size: 100, filename_prefix: 'snd' } },
+        v: { class_type: 'FakeSaveFile', inputs: { kind: 'video', size: 10, filename_prefix: 'vid' } },
+      },
+      cid,
+    );
     await ended(r, p.prompt_id);
     const h = (await getJson(`/history/${p.prompt_id}`))[p.prompt_id];
-    expect(h.outputs).toEqual({ a: { audio: [{ filename: 'snd_00001_.flac', subfolder: '', type: 'output' }] }, v: { images: [{ filename: 'vid_00001_.mp4', subfolder: '', type: 'output' }], animated: [true] } });
+    expect(h.outputs).toEqual({
+      a: { audio: [{ filename: 'snd_00001_.flac', subfolder: '', type: 'output' }] },
+      v: { images: [{ filename: 'vid_00001_.mp4', subfolder: '', type: 'output' }], animated: [true] },
+    });
     expect((await (await fetch(`${w.url}/view?filename=snd_00001_.flac`)).arrayBuffer()).byteLength).toBe(100);
   });
 
@@ -315,31 +367,54 @@ describe('files', () => {
 describe('execution errors', () => {
   it('a failing node: execution_error with the reference fields, history status error', async () => {
     const { id: cid, r } = await client();
-    const p = await submit({ 1: { class_type: 'Number', inputs: { value: 3 } }, 2: { class_type: 'Fail', inputs: { value: ['1', 0] } }, 3: { class_type: 'Show', inputs: { value: ['2', 0] } } }, cid);
+    const p = await submit(
+      {
+        1: { class_type: 'Number', inputs: { value: 3 } },
+        2: { class_type: 'Fail', inputs: { value: ['1', 0] } },
+        3: { class_type: 'Show', inputs: { value: ['2', 0] } },
+      },
+      cid,
+    );
     await ended(r, p.prompt_id);
     const err = r.ofPrompt(p.prompt_id).find((f) => f.type === 'execution_error')!.data!;
     expect(err).toEqual({
-      prompt_id: p.prompt_id, node_id: '2', node_type: 'Fail', executed: ['1'],
-      exception_message: 'cannot do that', exception_type: 'TypeError', traceback: expect.any(Array),
-      current_inputs: { value: [3] }, current_outputs: ['1'], timestamp: expect.any(Number),
+      prompt_id: p.prompt_id,
+      node_id: '2',
+      node_type: 'Fail',
+      executed: ['1'],
+      exception_message: 'cannot do that',
+      exception_type: 'TypeError',
+      traceback: expect.any(Array),
+      current_inputs: { value: [3] },
+      current_outputs: ['1'],
+      timestamp: expect.any(Number),
     });
-    expect(r.ofPrompt(p.prompt_id).map((f) => f.type).slice(-2)).toEqual(['execution_error', 'executing']);
+    expect(
+      r
+        .ofPrompt(p.prompt_id)
+        .map((f) => f.type)
+        .slice(-2),
+    ).toEqual(['execution_error', 'executing']);
     const h = (await getJson(`/history/${p.prompt_id}`))[p.prompt_id];
     expect(h.status).toMatchObject({ status_str: 'error', completed: false });
     expect(h.status.messages.at(-1)[0]).toBe('execution_error');
   });
 
-  it.each(['oom', 'model_missing', 'image_download', 'insufficient_funds', 'inactive_subscription', 'runtime'] as const)('injected %s error mimics the real server', async (kind) => {
-    const { id: cid, r } = await client();
-    w.failures.error = { kind, class_type: 'Add' };
-    const p = await submit(sumWorkflow('e'), cid);
-    await ended(r, p.prompt_id);
-    const err = r.ofPrompt(p.prompt_id).find((f) => f.type === 'execution_error')!.data!;
-    expect(err).toMatchObject({ node_id: 'e3', node_type: 'Add', ...ERROR_CATALOG[kind], current_inputs: { a: [3], b: [4] } });
-    expect(w.failures.error).toBeNull();
-    if (kind === 'oom') expect(err).toMatchObject({ exception_type: 'torch.OutOfMemoryError', exception_message: expect.stringContaining('CUDA out of memory') });
-    if (kind === 'model_missing') expect(err.exception_message).toMatch(/not found/);
-  });
+  it.each(['oom', 'model_missing', 'image_download', 'insufficient_funds', 'inactive_subscription', 'runtime'] as const)(
+    'injected %s error mimics the real server',
+    async (kind) => {
+      const { id: cid, r } = await client();
+      w.failures.error = { kind, class_type: 'Add' };
+      const p = await submit(sumWorkflow('e'), cid);
+      await ended(r, p.prompt_id);
+      const err = r.ofPrompt(p.prompt_id).find((f) => f.type === 'execution_error')!.data!;
+      expect(err).toMatchObject({ node_id: 'e3', node_type: 'Add', ...ERROR_CATALOG[kind], current_inputs: { a: [3], b: [4] } });
+      expect(w.failures.error).toBeNull();
+      if (kind === 'oom')
+        expect(err).toMatchObject({ exception_type: 'torch.OutOfMemoryError', exception_message: expect.stringContaining('CUDA out of memory') });
+      if (kind === 'model_missing') expect(err.exception_message).toMatch(/not found/);
+    },
+  );
 });
 
 describe('failure switches', () => {

@@ -45,10 +45,7 @@ const isRuntimeModule = (spec: string) => spec.startsWith('node:') || builtinMod
 
 /** The interfaces the core may depend on: the files at the root of storage/interfaces, engine and providers. */
 const isInterface = (path: string) =>
-  path === 'storage/types.ts' ||
-  /^storage\/interfaces\/[^/]+\.ts$/.test(path) ||
-  path === 'engine/types.ts' ||
-  /^providers\/[^/]+\.ts$/.test(path);
+  path === 'storage/types.ts' || /^storage\/interfaces\/[^/]+\.ts$/.test(path) || path === 'engine/types.ts' || /^providers\/[^/]+\.ts$/.test(path);
 
 /** An implementation of an interface: a folder under storage/, engine/ or providers/. */
 const implementationOf = (path: string) => /^(storage\/(?!interfaces\/)[^/]+|engine\/[^/]+|providers\/[^/]+)\//.exec(path)?.[1] ?? null;
@@ -93,7 +90,9 @@ describe('house rules', () => {
   });
 
   it('interfaces depend on interfaces and lib/ only', async () => {
-    const files = ['storage/types.ts', 'engine/types.ts', ...(await sources('storage/interfaces')), ...(await sources('providers'))].filter(isInterface);
+    const files = ['storage/types.ts', 'engine/types.ts', ...(await sources('storage/interfaces')), ...(await sources('providers'))].filter(
+      isInterface,
+    );
     expect(files.length).toBeGreaterThan(8);
     const found: string[] = [];
     for (const file of files) {
@@ -127,11 +126,11 @@ describe('house rules', () => {
       { spec: 'ws', typeOnly: false },
       { spec: './side.ts', typeOnly: false },
     ]);
-    expect(isInterface('providers/music.ts') && isInterface('storage/interfaces/job-store.ts') && !isInterface('providers/local/index.ts')).toBe(true);
-    expect([implementationOf('storage/sql/sqlite.ts'), implementationOf('providers/upstream/http.ts'), implementationOf('storage/types.ts')]).toEqual([
-      'storage/sql',
-      'providers/upstream',
-      null,
-    ]);
+    expect(isInterface('providers/music.ts') && isInterface('storage/interfaces/job-store.ts') && !isInterface('providers/local/index.ts')).toBe(
+      true,
+    );
+    expect([implementationOf('storage/sql/sqlite.ts'), implementationOf('providers/upstream/http.ts'), implementationOf('storage/types.ts')]).toEqual(
+      ['storage/sql', 'providers/upstream', null],
+    );
   });
 });

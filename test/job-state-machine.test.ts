@@ -2,13 +2,13 @@
 // moves land where the table says, every other move is refused.
 import { describe, expect, it } from 'vitest';
 import {
-  IllegalTransitionError,
-  JOB_STATUSES,
   canTransition,
+  IllegalTransitionError,
   isTerminal,
-  transition,
+  JOB_STATUSES,
   type JobEvent,
   type JobStatus,
+  transition,
 } from '../core/jobs/state-machine.ts';
 
 const EVENTS: JobEvent[] = ['start', 'succeed', 'fail', 'cancel', 'canceled', 'expire', 'requeue'];
@@ -42,7 +42,7 @@ describe('job state machine', () => {
     EVENTS.filter((event) => !LEGAL.some(([f, e]) => f === from && e === event)).map((event) => [from, event] as const),
   );
 
-  it('has exactly the legal moves above and refuses the other ' + illegal.length, () => {
+  it(`has exactly the legal moves above and refuses the other ${illegal.length}`, () => {
     expect(illegal.length + LEGAL.length).toBe(JOB_STATUSES.length * EVENTS.length);
   });
 

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ServiceOptions } from '../index.ts';
 import { expectEnvelope } from './helpers/assets.ts';
 import { MODES } from './helpers/harness.ts';
-import { assetRef, cancelJob, expectJobShape, getJob, startJobs, submit, submitOk, waitForJob, type JobsHarness } from './helpers/jobs.ts';
+import { assetRef, cancelJob, expectJobShape, getJob, type JobsHarness, startJobs, submit, submitOk, waitForJob } from './helpers/jobs.ts';
 import { sumWorkflow, waitWorkflow } from './helpers/local-nodes.ts';
 
 const post = (h: JobsHarness, body: NonNullable<RequestInit['body']>, contentType: string | null, headers: Record<string, string> = {}) =>
@@ -15,7 +15,10 @@ const post = (h: JobsHarness, body: NonNullable<RequestInit['body']>, contentTyp
 const postJson = (h: JobsHarness, body: unknown) => post(h, JSON.stringify(body), 'application/json');
 
 /** Posts `{ workflow }` and expects 422 invalid_workflow; returns details.node_errors. */
-async function nodeErrorsOf(h: JobsHarness, workflow: unknown): Promise<Record<string, Array<{ field: string | null; reason: string; message: string }>>> {
+async function nodeErrorsOf(
+  h: JobsHarness,
+  workflow: unknown,
+): Promise<Record<string, Array<{ field: string | null; reason: string; message: string }>>> {
   const body = await expectEnvelope(await postJson(h, { workflow }), 422, 'invalid_workflow');
   const errors = body.error.details?.node_errors;
   expect(errors, JSON.stringify(body)).toBeTypeOf('object');
@@ -37,7 +40,15 @@ const uiExport = {
   last_node_id: 2,
   last_link_id: 1,
   nodes: [
-    { id: 1, type: 'EmptyImage', pos: [0, 0], size: [300, 100], inputs: [], outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [1] }], widgets_values: [512, 512, 1, 0] },
+    {
+      id: 1,
+      type: 'EmptyImage',
+      pos: [0, 0],
+      size: [300, 100],
+      inputs: [],
+      outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [1] }],
+      widgets_values: [512, 512, 1, 0],
+    },
     { id: 2, type: 'SaveImage', pos: [400, 0], size: [300, 100], inputs: [{ name: 'images', type: 'IMAGE', link: 1 }], widgets_values: ['ComfyUI'] },
   ],
   links: [[1, 1, 0, 2, 0, 'IMAGE']],
@@ -89,8 +100,19 @@ describe.each(MODES)('POST /api/v2/jobs refusals (%s)', (mode) => {
     it('422 invalid_request (details.field workflow) when workflow is missing or not an object', async () => {
       await start();
       // An array of nodes is not the API format either, even one whose indices work as node ids.
-      const arrayOfNodes = [{ class_type: 'Number', inputs: { value: 1 } }, { class_type: 'Show', inputs: { value: ['0', 0] } }];
-      for (const body of [{}, { prompt: sumWorkflow('n') }, { workflow: null }, { workflow: 'x' }, { workflow: 3 }, { workflow: [] }, { workflow: arrayOfNodes }]) {
+      const arrayOfNodes = [
+        { class_type: 'Number', inputs: { value: 1 } },
+        { class_type: 'Show', inputs: { value: ['0', 0] } },
+      ];
+      for (const body of [
+        {},
+        { prompt: sumWorkflow('n') },
+        { workflow: null },
+        { workflow: 'x' },
+        { workflow: 3 },
+        { workflow: [] },
+        { workflow: arrayOfNodes },
+      ]) {
         const res = await expectEnvelope(await postJson(h, body), 422, 'invalid_request');
         expect(res.error.details?.field, JSON.stringify(body)).toBe('workflow');
       }
@@ -110,12 +132,7 @@ describe.each(MODES)('POST /api/v2/jobs refusals (%s)', (mode) => {
 
     it('extra_data is a closed object of strings: other keys and other values are 422 invalid_request', async () => {
       await start();
-      const bad = [
-        { unknown_key: 'x' },
-        { api_key_comfy_org: 'k', extra_pnginfo: {} },
-        { api_key_comfy_org: 42 },
-        { api_key_platform_org: null },
-      ];
+      const bad = [{ unknown_key: 'x' }, { api_key_comfy_org: 'k', extra_pnginfo: {} }, { api_key_comfy_org: 42 }, { api_key_platform_org: null }];
       for (const extra_data of bad) {
         const res = await expectEnvelope(await postJson(h, { workflow: sumWorkflow('n'), extra_data }), 422, 'invalid_request');
         expect(String(res.error.details?.field), JSON.stringify(extra_data)).toMatch(/^extra_data/);
@@ -146,7 +163,16 @@ describe.each(MODES)('POST /api/v2/jobs refusals (%s)', (mode) => {
 
     it('a node that is not an object, or has no class_type or no inputs object: invalid_prompt on that node', async () => {
       await start();
-      for (const node of ['Number', 42, null, ['Number'], { inputs: { value: 1 } }, { class_type: 7, inputs: {} }, { class_type: 'Number' }, { class_type: 'Number', inputs: [] }]) {
+      for (const node of [
+        'Number',
+        42,
+        null,
+        ['Number'],
+        { inputs: { value: 1 } },
+        { class_type: 7, inputs: {} },
+        { class_type: 'Number' },
+        { class_type: 'Number', inputs: [] },
+      ]) {
         const errors = await nodeErrorsOf(h, { ...sumWorkflow('n'), bad: node });
         expect(errors.bad?.[0]?.reason, JSON.stringify(node)).toBe('invalid_prompt');
       }

@@ -4,7 +4,7 @@
 // ones run again ('rerun') or fail with job_interrupted ('fail'); an output
 // committed before the crash stays listed and served; Idempotency-Keys used
 // before the crash stay used.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,7 +52,10 @@ async function startChild(data: string, interruptedJobs: 'rerun' | 'fail'): Prom
     child.stdout!.on('data', (d) => {
       stdout += d;
       // Complete lines only: the JSON one may arrive in pieces.
-      const line = stdout.split('\n').slice(0, -1).find((l) => l.startsWith('{'));
+      const line = stdout
+        .split('\n')
+        .slice(0, -1)
+        .find((l) => l.startsWith('{'));
       if (line) resolve((JSON.parse(line) as { url: string }).url);
     });
     void exited.then(({ code, signal }) => reject(new Error(`durability server exited (${code ?? signal}) before listening: ${stderr}`)));

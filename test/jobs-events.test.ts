@@ -3,8 +3,8 @@
 // progress, outputs, the end of the stream, keepalives, the per-account cap on
 // open streams, and clients that go away.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServiceOptions } from '../index.ts';
 import type { Workflow } from '../engine/types.ts';
+import type { ServiceOptions } from '../index.ts';
 import { expectEnvelope } from './helpers/assets.ts';
 import { MODES } from './helpers/harness.ts';
 import {
@@ -13,13 +13,13 @@ import {
   expectJobShape,
   expectOutputShape,
   expectProgressShape,
+  type JobsHarness,
   jobNow,
   sleep,
   startJobs,
   submitOk,
   TERMINAL,
   waitForJob,
-  type JobsHarness,
 } from './helpers/jobs.ts';
 import { sumWorkflow, waitWorkflow } from './helpers/local-nodes.ts';
 import { brief, eventsOf, openEvents, type SseReader } from './helpers/sse-client.ts';

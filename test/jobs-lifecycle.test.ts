@@ -11,6 +11,7 @@ import {
   expectJobShape,
   getJob,
   getWorkflow,
+  type JobsHarness,
   jobNow,
   saveImageWorkflow,
   sleep,
@@ -20,7 +21,6 @@ import {
   TERMINAL,
   until,
   waitForJob,
-  type JobsHarness,
 } from './helpers/jobs.ts';
 import { sumWorkflow, waitWorkflow } from './helpers/local-nodes.ts';
 import { openEvents } from './helpers/sse-client.ts';
@@ -47,7 +47,7 @@ describe.each(MODES)('job lifecycle (%s)', (mode) => {
 
   it('404 not_found for an unknown or malformed id, on every job route', async () => {
     await start();
-    for (const id of [crypto.randomUUID(), 'nope', '123', '00000000-0000-0000-0000-00000000000g', crypto.randomUUID() + 'x']) {
+    for (const id of [crypto.randomUUID(), 'nope', '123', '00000000-0000-0000-0000-00000000000g', `${crypto.randomUUID()}x`]) {
       await expectEnvelope(await h.fetch(`/api/v2/jobs/${id}`), 404, 'not_found');
       await expectEnvelope(await h.fetch(`/api/v2/jobs/${id}/workflow`), 404, 'not_found');
       await expectEnvelope(await h.fetch(`/api/v2/jobs/${id}/cancel`, { method: 'POST' }), 404, 'not_found');
@@ -58,7 +58,7 @@ describe.each(MODES)('job lifecycle (%s)', (mode) => {
   it('GET /workflow gives the workflow as submitted, format api, and never extra_data', async () => {
     await start();
     const workflow = { ...sumWorkflow('n', 1, 2), n4: { class_type: 'Show', inputs: { value: ['n3', 0] }, _meta: { title: 'Result' } } };
-    const secret = 'secret-key-' + crypto.randomUUID();
+    const secret = `secret-key-${crypto.randomUUID()}`;
     const { res, body: job } = await submit(h, { workflow, extra_data: { api_key_comfy_org: secret } });
     expect(res.status).toBe(201);
     expect(JSON.stringify(job)).not.toContain(secret);
@@ -195,7 +195,11 @@ describe.each(MODES)('job lifecycle (%s)', (mode) => {
     expect(now[2].status).toBe('queued');
     expect(now[2].queue_position).toBe(1);
     for (const j of now) if (j.status !== 'queued') expect(j.queue_position).toBeNull();
-    for (const [hh, j] of [[alice, a2], [bob, b1], [alice, a3]] as const) {
+    for (const [hh, j] of [
+      [alice, a2],
+      [bob, b1],
+      [alice, a3],
+    ] as const) {
       const end = await waitForJob(hh, j.id, 'succeeded');
       expect(end.queue_position).toBeNull();
     }
@@ -232,7 +236,10 @@ describe.each(MODES)('job lifecycle (%s)', (mode) => {
     const creator = asKey(h, 'kc');
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await submitOk(creator, slow(i, 40, 25))).id);
-    await until('2 running', async () => (await Promise.all(ids.map((id) => jobNow(creator, id)))).filter((j) => j.status === 'running').length === 2);
+    await until(
+      '2 running',
+      async () => (await Promise.all(ids.map((id) => jobNow(creator, id)))).filter((j) => j.status === 'running').length === 2,
+    );
     await sleep(150);
     expect((await Promise.all(ids.map((id) => jobNow(creator, id)))).map((j) => j.status)).toEqual(['running', 'running', 'queued']);
     await cancelAll(creator, ids);

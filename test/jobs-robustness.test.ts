@@ -2,20 +2,20 @@
 // instances that only serve the API, retention running out while queued,
 // credentials that must not linger, hostile nesting, outputs and retention.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createService, silentLogger, type Service, type ServiceOptions } from '../index.ts';
 import { buildContext } from '../core/context.ts';
-import { submitJob } from '../core/jobs/submit.ts';
 import { cancelJob as cancelHandler } from '../core/jobs/read.ts';
+import { submitJob } from '../core/jobs/submit.ts';
 import { createLocalEngine } from '../engine/local/engine.ts';
 import { builtinNodes } from '../engine/local/nodes/index.ts';
 import type { Engine } from '../engine/types.ts';
-import { createMemoryStorage } from '../storage/memory/index.ts';
+import { createService, type Service, type ServiceOptions, silentLogger } from '../index.ts';
 import { createLocalMusicProvider } from '../providers/local/music/provider.ts';
 import { createLocalVideoProvider } from '../providers/local/video/provider.ts';
+import { createMemoryStorage } from '../storage/memory/index.ts';
 import type { MetadataStore, Storage } from '../storage/types.ts';
 import { testClock } from './helpers/assets.ts';
-import { uploadForm, type Harness } from './helpers/harness.ts';
-import { cancelJob, getJob, saveImageWorkflow, sleep, startJobs, submit, submitOk, until, waitForJob, type JobsHarness } from './helpers/jobs.ts';
+import { type Harness, uploadForm } from './helpers/harness.ts';
+import { getJob, type JobsHarness, saveImageWorkflow, sleep, startJobs, submit, submitOk, until, waitForJob } from './helpers/jobs.ts';
 import { createTestNodes, sumWorkflow, waitWorkflow } from './helpers/local-nodes.ts';
 import { eventsOf, openEvents } from './helpers/sse-client.ts';
 
@@ -61,7 +61,7 @@ function failingFirstSuccessWrite() {
 }
 
 describe('v2 jobs: robustness', () => {
-  it('a failing terminal write is retried: the job ends and the account\'s next job runs', async () => {
+  it("a failing terminal write is retried: the job ends and the account's next job runs", async () => {
     // One transient storage error on the final compare-and-set of a run.
     const { storage, metadata } = failingFirstSuccessWrite();
     const h = await svc({ metadata, blobs: storage.blobs });
@@ -126,11 +126,14 @@ describe('v2 jobs: robustness', () => {
     await ctx.jobs.start();
     toClose.push(ctx.jobs);
     const post = (body: unknown) =>
-      submitJob(new Request('http://x/api/v2/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }), ctx).then((r) => r.json() as Promise<any>);
+      submitJob(
+        new Request('http://x/api/v2/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+        ctx,
+      ).then((r) => r.json() as Promise<any>);
     const running = await post({ workflow: waitWorkflow(1, 20, 10) });
     const queued = await post({ workflow: sumWorkflow('q'), extra_data: { api_key_comfy_org: 'secret-partner-key' } });
     expect(queued.status).toBe('queued');
-    const canceled = (await (await cancelHandler(new Request("http://x", { method: "POST" }), ctx, queued.id)).json()) as any;
+    const canceled = (await (await cancelHandler(new Request('http://x', { method: 'POST' }), ctx, queued.id)).json()) as any;
     expect(canceled.status).toBe('canceled');
     await until('first job done', async () => (await metadata.getJobById(running.id))?.status === 'succeeded');
     expect(ctx.jobs.extraData.has(queued.id)).toBe(false);

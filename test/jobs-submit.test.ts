@@ -14,6 +14,7 @@ import {
   expectJobShape,
   expectOutputShape,
   getJob,
+  type JobsHarness,
   jobNow,
   PNG_SIGNATURE,
   saveImageWorkflow,
@@ -21,7 +22,6 @@ import {
   submit,
   submitOk,
   waitForJob,
-  type JobsHarness,
 } from './helpers/jobs.ts';
 import { sumWorkflow, waitWorkflow } from './helpers/local-nodes.ts';
 import { openEvents } from './helpers/sse-client.ts';
@@ -175,11 +175,11 @@ describe.each(MODES)('POST /api/v2/jobs (%s)', (mode) => {
     expect(first.res.status).toBe(201);
     await waitForJob(h, first.body.id, 'succeeded');
     const again = await expectEnvelope(
-      (await h.fetch('/api/v2/jobs', {
+      await h.fetch('/api/v2/jobs', {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'idempotency-key': k },
         body: JSON.stringify({ workflow: sumWorkflow('m', 5, 6) }),
-      })),
+      }),
       422,
       'idempotency_key_reuse',
     );
@@ -287,7 +287,11 @@ describe.each(MODES)('POST /api/v2/jobs (%s)', (mode) => {
       l: { class_type: 'LoadImage', inputs: { image: assetRef(up.body.id) } },
       s: { class_type: 'SaveImage', inputs: { images: ['l', 0], filename_prefix: 'x' } },
     };
-    const res = await bob.fetch('/api/v2/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workflow }) });
+    const res = await bob.fetch('/api/v2/jobs', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ workflow }),
+    });
     await expectEnvelope(res, 422, 'missing_asset');
     // Bob's own copy of the same bytes is his to use; Alice's reference works for Alice.
     const mine = await submitOk(alice, workflow);
@@ -296,7 +300,11 @@ describe.each(MODES)('POST /api/v2/jobs (%s)', (mode) => {
     // Alice's output asset is not Bob's either.
     const out = (await jobNow(alice, mine.id)).outputs[0];
     const viaOutput = { l: { class_type: 'LoadImage', inputs: { image: assetRef(out.id) } }, s: workflow.s };
-    const res2 = await bob.fetch('/api/v2/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workflow: viaOutput }) });
+    const res2 = await bob.fetch('/api/v2/jobs', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ workflow: viaOutput }),
+    });
     await expectEnvelope(res2, 422, 'missing_asset');
   });
 });

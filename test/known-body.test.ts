@@ -37,7 +37,10 @@ describe('jsonResponse', () => {
       { 'CONTENT-TYPE': 'text/plain', 'X-A': '1' },
       new Headers({ 'x-a': '1' }),
       new Headers({ 'content-type': 'text/plain' }),
-      [['X-A', '1'], ['X-A', '2']],
+      [
+        ['X-A', '1'],
+        ['X-A', '2'],
+      ],
     ];
     for (const headers of inits) {
       expect([...jsonResponse(1, { headers }).headers]).toEqual([...Response.json(1, { headers }).headers]);
@@ -81,7 +84,11 @@ describe("the core's jsonResponse for a request whose adapter builds JSON itself
     await expect(res.text()).rejects.toThrow(TypeError);
     const again = coreJson(accepted(), value, init);
     expect(await again.text()).toBe(JSON.stringify(value));
-    expect(await coreJson(accepted(), value, init).blob().then((b) => b.text())).toBe(JSON.stringify(value));
+    expect(
+      await coreJson(accepted(), value, init)
+        .blob()
+        .then((b) => b.text()),
+    ).toBe(JSON.stringify(value));
   });
 
   it('is an ordinary Response when the adapter gave no builder', async () => {

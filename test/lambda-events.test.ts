@@ -5,13 +5,23 @@
 // and error envelopes round-trip in the result shape each integration wants;
 // a path handed over decoded keeps its `?` and `#` as part of the path.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLambdaHandler, eventToRequest, detectEvent, type FetchService } from '../adapters/lambda/index.ts';
-import { createService, silentLogger, type Service } from '../index.ts';
+import { createLambdaHandler, detectEvent, eventToRequest, type FetchService } from '../adapters/lambda/index.ts';
+import { createService, type Service, silentLogger } from '../index.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 import { blake3Of, concatBytes, expectEnvelope, randomBytes, trickyPayload } from './helpers/assets.ts';
-import { uploadForm, type Harness } from './helpers/harness.ts';
+import { type Harness, uploadForm } from './helpers/harness.ts';
 import { withHeaders } from './helpers/jobs.ts';
-import { callOf, eventFor, fixture, FIXTURE_KINDS, lambdaHarness, ORIGIN, responseOf, testContext, type FixtureKind } from './helpers/lambda-events.ts';
+import {
+  callOf,
+  eventFor,
+  FIXTURE_KINDS,
+  type FixtureKind,
+  fixture,
+  lambdaHarness,
+  ORIGIN,
+  responseOf,
+  testContext,
+} from './helpers/lambda-events.ts';
 
 const TOKEN = 'lambda-secret';
 
@@ -180,7 +190,13 @@ describe.each(FIXTURE_KINDS)('through %s', (kind) => {
   it('repeated query keys and encoded values reach the service as sent', async () => {
     const res = await h.fetch('/probe?a=1&a=2&b=x%20y&c=%26%3D%2B&d=');
     const seen = (await res.json()) as any;
-    const all = [['a', '1'], ['a', '2'], ['b', 'x y'], ['c', '&=+'], ['d', '']];
+    const all = [
+      ['a', '1'],
+      ['a', '2'],
+      ['b', 'x y'],
+      ['c', '&=+'],
+      ['d', ''],
+    ];
     // A target group without multi-value headers passes the last value of a repeated key (AWS documents it so).
     expect(seen.query).toEqual(kind === 'alb' ? all.slice(1) : all);
     expect(seen.url.startsWith(`${ORIGIN[kind]}/probe?`)).toBe(true);
@@ -192,7 +208,17 @@ describe.each(FIXTURE_KINDS)('through %s', (kind) => {
 
   it('cookies in: the Cookie header, however the integration carries it', async () => {
     const url = new URL(`${ORIGIN[kind]}/probe`);
-    const event = eventFor(kind, { method: 'GET', url, headers: [['cookie', 'a=1'], ['cookie', 'b=2; c=3'], ['x-tag', 'one'], ['x-tag', 'two']], body: null });
+    const event = eventFor(kind, {
+      method: 'GET',
+      url,
+      headers: [
+        ['cookie', 'a=1'],
+        ['cookie', 'b=2; c=3'],
+        ['x-tag', 'one'],
+        ['x-tag', 'two'],
+      ],
+      body: null,
+    });
     const seen = (await responseOf(kind, await handler(event, testContext())).json()) as any;
     // Single-value ALB: the last line of each name only.
     expect(seen.headers.cookie).toBe(kind === 'alb' ? 'b=2; c=3' : 'a=1; b=2; c=3');
@@ -237,7 +263,7 @@ describe.each(FIXTURE_KINDS)('through %s', (kind) => {
     return event;
   }
 
-  it('a decoded path: `?` and `#` stay in the path, the query is the event\'s, encoded paths unchanged', async () => {
+  it("a decoded path: `?` and `#` stay in the path, the query is the event's, encoded paths unchanged", async () => {
     const seenAt = async (path: string) => (await responseOf(kind, await handler(await decodedPathEvent(path), testContext())).json()) as any;
     const seen = await seenAt('/probe/what?is#this');
     expect(seen.url).toBe(`${ORIGIN[kind]}/probe/what%3Fis%23this?q=1`);

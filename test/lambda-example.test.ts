@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Service } from '../index.ts';
 import { blake3Of, randomBytes } from './helpers/assets.ts';
-import { uploadForm, type Harness } from './helpers/harness.ts';
+import { type Harness, uploadForm } from './helpers/harness.ts';
 import { jobNow, PNG_SIGNATURE, saveImageWorkflow, sleep, submitOk, waitForJob } from './helpers/jobs.ts';
-import { lambdaHarness, type BufferedHandler } from './helpers/lambda-events.ts';
+import { type BufferedHandler, lambdaHarness } from './helpers/lambda-events.ts';
 
 let dir: string;
 let api: { handler: BufferedHandler; service: Service; streamHandler: unknown };

@@ -3,10 +3,10 @@
 // told, and never a throw.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLambdaHandler, createLambdaStreamHandler } from '../adapters/lambda/index.ts';
-import { createService, silentLogger, type Service } from '../index.ts';
+import { createService, type Service, silentLogger } from '../index.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 import { expectEnvelope } from './helpers/assets.ts';
-import { fixture, headersOf, responseOf, testContext, type FixtureKind } from './helpers/lambda-events.ts';
+import { type FixtureKind, fixture, headersOf, responseOf, testContext } from './helpers/lambda-events.ts';
 import { installFakeRuntime, invokeStreaming, removeFakeRuntime, type StreamHandler } from './helpers/lambda-runtime.ts';
 
 let service: Service;
@@ -81,7 +81,7 @@ describe('buffered handler', () => {
     expect(body.error.message).toMatch(/not an HTTP request/);
   });
 
-  it.each(BROKEN)('%s: 400 malformed_request in that integration\'s shape', async (_, kind, event) => {
+  it.each(BROKEN)("%s: 400 malformed_request in that integration's shape", async (_, kind, event) => {
     const result = await handler(event, testContext());
     // responseOf refuses fields the integration would not accept.
     const body = await expectEnvelope(responseOf(kind, result), 400, 'malformed_request');

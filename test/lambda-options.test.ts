@@ -5,16 +5,16 @@
 // generation, refused by the buffered handler before anything is charged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLambdaHandler, createLambdaStreamHandler } from '../adapters/lambda/index.ts';
-import { createService, silentLogger, type Logger, type Service } from '../index.ts';
-import { recordingCredits } from './helpers/credits.ts';
-import { expectMusicError, musicForm, MUSIC_PATH, readMusic } from './helpers/music.ts';
+import { createService, type Logger, type Service, silentLogger } from '../index.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 import { expectEnvelope, randomBytes } from './helpers/assets.ts';
-import { uploadForm } from './helpers/harness.ts';
+import { recordingCredits } from './helpers/credits.ts';
 import { fakeRefuse } from './helpers/fake-service.ts';
+import { uploadForm } from './helpers/harness.ts';
 import { saveImageWorkflow, submitOk } from './helpers/jobs.ts';
 import { callOf, eventFor, FIXTURE_KINDS, lambdaHarness, responseOf, testContext } from './helpers/lambda-events.ts';
-import { installFakeRuntime, invokeStreaming, removeFakeRuntime, streamingHarness, type StreamHandler } from './helpers/lambda-runtime.ts';
+import { installFakeRuntime, invokeStreaming, removeFakeRuntime, type StreamHandler, streamingHarness } from './helpers/lambda-runtime.ts';
+import { expectMusicError, MUSIC_PATH, musicForm, readMusic } from './helpers/music.ts';
 import { eventsOf, SseReader } from './helpers/sse-client.ts';
 
 let service: Service;
@@ -29,7 +29,9 @@ const workflow = JSON.stringify({ workflow: saveImageWorkflow() });
 describe('path prefixes', () => {
   it('a REST API stage (requestContext.path) is the mount prefix: links carry it', async () => {
     const handler = createLambdaHandler(service, { logger: silentLogger });
-    const call = await callOf(new Request('https://x/api/v2/jobs', { method: 'POST', body: workflow, headers: { 'content-type': 'application/json' } }));
+    const call = await callOf(
+      new Request('https://x/api/v2/jobs', { method: 'POST', body: workflow, headers: { 'content-type': 'application/json' } }),
+    );
     const event = eventFor('rest-api-v1', call);
     Object.assign(event.requestContext, { stage: 'prod', path: '/prod/api/v2/jobs' });
     const res = responseOf('rest-api-v1', await handler(event, testContext()));
@@ -110,7 +112,10 @@ describe('failures', () => {
     const logged: string[] = [];
     const logger: Logger = { info() {}, warn() {}, error: (m, f) => void logged.push(`${m} ${JSON.stringify(f)}`) };
     const handler = createLambdaHandler({ fetch: () => Promise.reject(new Error('database on fire')), refuse: fakeRefuse }, { logger });
-    const res = responseOf('rest-api-v1', await handler(eventFor('rest-api-v1', await callOf(new Request('https://x/api/v2/jobs/1'))), testContext()));
+    const res = responseOf(
+      'rest-api-v1',
+      await handler(eventFor('rest-api-v1', await callOf(new Request('https://x/api/v2/jobs/1'))), testContext()),
+    );
     const body = await expectEnvelope(res, 500, 'upstream_error');
     expect(JSON.stringify(body)).not.toContain('fire');
     expect(logged.join('\n')).toContain('database on fire');

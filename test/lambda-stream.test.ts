@@ -6,24 +6,24 @@
 // that goes away releases its event stream.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLambdaStreamHandler } from '../adapters/lambda/index.ts';
-import { createService, silentLogger, type Service, type ServiceOptions, type Storage } from '../index.ts';
 import { createLocalEngine } from '../engine/local/engine.ts';
 import { builtinNodes } from '../engine/local/nodes/index.ts';
+import { createService, type Service, type ServiceOptions, type Storage, silentLogger } from '../index.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 import { concatBytes, expectEnvelope, randomBytes, trickyPayload } from './helpers/assets.ts';
-import { uploadForm, type Harness } from './helpers/harness.ts';
-import { sleep, submitOk, TERMINAL } from './helpers/jobs.ts';
-import { fixture, ORIGIN, type FixtureKind } from './helpers/lambda-events.ts';
 import { fakeRefuse } from './helpers/fake-service.ts';
+import { type Harness, uploadForm } from './helpers/harness.ts';
+import { submitOk, TERMINAL } from './helpers/jobs.ts';
+import { type FixtureKind, fixture, ORIGIN } from './helpers/lambda-events.ts';
 import {
   installFakeRuntime,
   invokeStreaming,
   PRELUDE_CONTENT_TYPE,
   removeFakeRuntime,
   STREAMING,
-  streamingHarness,
   type StreamedCall,
   type StreamHandler,
+  streamingHarness,
 } from './helpers/lambda-runtime.ts';
 import { createTestNodes, waitWorkflow } from './helpers/local-nodes.ts';
 import { eventsOf, openEvents } from './helpers/sse-client.ts';

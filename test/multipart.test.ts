@@ -1,19 +1,15 @@
 // The streaming multipart parser against hand-built bodies cut at every kind
 // of chunk boundary, including delimiters split across chunks.
 import { describe, expect, it } from 'vitest';
-import {
-  MultipartError,
-  MultipartLimitError,
-  multipartBoundary,
-  parseHeaderParams,
-  parseMultipart,
-  readPartText,
-} from '../core/multipart.ts';
+import { MultipartError, MultipartLimitError, multipartBoundary, parseHeaderParams, parseMultipart, readPartText } from '../core/multipart.ts';
 
 const enc = new TextEncoder();
 const B = 'XyZ-boundary-123';
 
-function body(parts: Array<{ headers: string; data: Uint8Array | string }>, opts: { preamble?: string; epilogue?: string; close?: boolean } = {}): Uint8Array {
+function body(
+  parts: Array<{ headers: string; data: Uint8Array | string }>,
+  opts: { preamble?: string; epilogue?: string; close?: boolean } = {},
+): Uint8Array {
   const chunks: Uint8Array[] = [enc.encode(opts.preamble ?? '')];
   for (const p of parts) {
     chunks.push(enc.encode(`--${B}\r\n${p.headers}\r\n\r\n`));
@@ -23,7 +19,7 @@ function body(parts: Array<{ headers: string; data: Uint8Array | string }>, opts
   if (opts.close !== false) chunks.push(enc.encode(`--${B}--\r\n${opts.epilogue ?? ''}`));
   const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
   let at = 0;
-  for (const c of chunks) (out.set(c, at), (at += c.length));
+  for (const c of chunks) out.set(c, at), (at += c.length);
   return out;
 }
 
@@ -50,7 +46,7 @@ async function collect(stream: ReadableStream<Uint8Array>, boundary = B) {
     for await (const c of part.body) chunks.push(c.slice());
     const data = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
     let at = 0;
-    for (const c of chunks) (data.set(c, at), (at += c.length));
+    for (const c of chunks) data.set(c, at), (at += c.length);
     out.push({ name: part.name, filename: part.filename, type: part.contentType, data });
   }
   return out;
@@ -59,11 +55,14 @@ async function collect(stream: ReadableStream<Uint8Array>, boundary = B) {
 const tricky = enc.encode(`a\r\nb\r\n--${B.slice(0, 5)}\r\n--X\r\r\n-\r\n--${B}x`.replace(`--${B}x`, `--${B.slice(0, -1)}`));
 
 describe('multipart parser', () => {
-  const raw = body([
-    { headers: 'Content-Disposition: form-data; name="content_type"', data: 'image/png' },
-    { headers: 'Content-Disposition: form-data; name="file"; filename="a b.png"\r\nContent-Type: image/png', data: tricky },
-    { headers: 'Content-Disposition: form-data; name="empty"', data: '' },
-  ], { preamble: 'ignored preamble\r\n', epilogue: 'ignored epilogue' });
+  const raw = body(
+    [
+      { headers: 'Content-Disposition: form-data; name="content_type"', data: 'image/png' },
+      { headers: 'Content-Disposition: form-data; name="file"; filename="a b.png"\r\nContent-Type: image/png', data: tricky },
+      { headers: 'Content-Disposition: form-data; name="empty"', data: '' },
+    ],
+    { preamble: 'ignored preamble\r\n', epilogue: 'ignored epilogue' },
+  );
 
   it('parses fields and files with delimiter-like bytes inside, whole', async () => {
     const parts = await collect(streamOf(raw, []));
@@ -91,7 +90,7 @@ describe('multipart parser', () => {
     let pieces = 0;
     let size = 0;
     for await (const part of parseMultipart(streamOf(bytes, cuts), B)) {
-      for await (const c of part.body) (pieces++, (size += c.length));
+      for await (const c of part.body) pieces++, (size += c.length);
     }
     expect(size).toBe(big.length);
     expect(pieces).toBeGreaterThan(40);
@@ -144,7 +143,11 @@ describe('multipart parser', () => {
     const huge = enc.encode(`--${B}\r\nX-Big: ${'a'.repeat(20000)}\r\n\r\n`);
     await expect(collect(streamOf(huge, [1000]))).rejects.toThrow(/headers too large/);
     const parts = parseMultipart(streamOf(raw, [5]), B, { maxBodyBytes: 20 });
-    await expect((async () => { for await (const p of parts) for await (const _ of p.body); })()).rejects.toBeInstanceOf(MultipartLimitError);
+    await expect(
+      (async () => {
+        for await (const p of parts) for await (const _ of p.body);
+      })(),
+    ).rejects.toBeInstanceOf(MultipartLimitError);
   });
 
   it('reports a failing transport as MultipartError', async () => {

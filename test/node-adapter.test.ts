@@ -4,9 +4,9 @@ import { createServer, request as httpRequest, type IncomingMessage } from 'node
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
-import { WebSocket } from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createNodeHandler, serve, type RunningServer, type ServeOptions } from '../adapters/node/index.ts';
+import { WebSocket } from 'ws';
+import { createNodeHandler, type RunningServer, type ServeOptions, serve } from '../adapters/node/index.ts';
 import type { Service, WsPeer } from '../core/types.ts';
 import { deferred, fakeService, recordingLogger, sleep } from './helpers/fake-service.ts';
 
@@ -38,14 +38,16 @@ function rawRequest(url: string, options: Parameters<typeof httpRequest>[1] = {}
 describe('request conversion', () => {
   it('streams a large upload through in many socket-sized chunks, never concatenated', async () => {
     const seen = { chunks: 0, bytes: 0, largest: 0 };
-    const { url } = await start(fakeService(async (req) => {
-      await readAll(req.body!, (chunk) => {
-        seen.chunks += 1;
-        seen.bytes += chunk.byteLength;
-        seen.largest = Math.max(seen.largest, chunk.byteLength);
-      });
-      return Response.json(seen);
-    }));
+    const { url } = await start(
+      fakeService(async (req) => {
+        await readAll(req.body!, (chunk) => {
+          seen.chunks += 1;
+          seen.bytes += chunk.byteLength;
+          seen.largest = Math.max(seen.largest, chunk.byteLength);
+        });
+        return Response.json(seen);
+      }),
+    );
     const piece = new Uint8Array(MiB).fill(7);
     async function* body() {
       for (let i = 0; i < 48; i++) yield piece;
@@ -62,14 +64,16 @@ describe('request conversion', () => {
   it('stops reading the socket while the consumer does not pull', async () => {
     const firstChunk = deferred();
     const gate = deferred();
-    const { url } = await start(fakeService(async (req) => {
-      const reader = req.body!.getReader();
-      let bytes = (await reader.read()).value!.byteLength;
-      firstChunk.resolve();
-      await gate.promise;
-      for (let r = await reader.read(); !r.done; r = await reader.read()) bytes += r.value.byteLength;
-      return Response.json({ bytes });
-    }));
+    const { url } = await start(
+      fakeService(async (req) => {
+        const reader = req.body!.getReader();
+        let bytes = (await reader.read()).value!.byteLength;
+        firstChunk.resolve();
+        await gate.promise;
+        for (let r = await reader.read(); !r.done; r = await reader.read()) bytes += r.value.byteLength;
+        return Response.json({ bytes });
+      }),
+    );
     let sent = 0;
     const piece = new Uint8Array(MiB);
     async function* body() {
@@ -91,15 +95,17 @@ describe('request conversion', () => {
   it('errors the body stream (not a short, clean end) when the client drops mid-upload', async () => {
     const reading = deferred();
     const outcome = deferred<string>();
-    const { url } = await start(fakeService(async (req) => {
-      try {
-        await readAll(req.body!, () => reading.resolve());
-        outcome.resolve('closed');
-      } catch (err) {
-        outcome.resolve(`errored: ${(err as Error).name}`);
-      }
-      return new Response('done');
-    }));
+    const { url } = await start(
+      fakeService(async (req) => {
+        try {
+          await readAll(req.body!, () => reading.resolve());
+          outcome.resolve('closed');
+        } catch (err) {
+          outcome.resolve(`errored: ${(err as Error).name}`);
+        }
+        return new Response('done');
+      }),
+    );
     const { req } = rawRequest(`${url}/upload`, { method: 'POST', headers: { 'content-length': String(10 * MiB) } });
     req.write(new Uint8Array(MiB));
     await reading.promise;
@@ -110,16 +116,18 @@ describe('request conversion', () => {
   it('aborts request.signal when the client goes away before the response, not after it', async () => {
     const started = deferred();
     const aborted = deferred<boolean>();
-    const { url } = await start(fakeService((req) => {
-      if (req.url.endsWith('/quick')) return new Response('ok');
-      started.resolve();
-      return new Promise((resolve) => {
-        req.signal.addEventListener('abort', () => {
-          aborted.resolve(true);
-          resolve(new Response('too late'));
+    const { url } = await start(
+      fakeService((req) => {
+        if (req.url.endsWith('/quick')) return new Response('ok');
+        started.resolve();
+        return new Promise((resolve) => {
+          req.signal.addEventListener('abort', () => {
+            aborted.resolve(true);
+            resolve(new Response('too late'));
+          });
         });
-      });
-    }));
+      }),
+    );
     const slow = rawRequest(`${url}/slow`);
     slow.req.end();
     await started.promise;
@@ -142,13 +150,15 @@ describe('request conversion', () => {
     const started = deferred();
     const gone = deferred();
     const signal = deferred<AbortSignal>();
-    const { url } = await start(fakeService(async (req) => {
-      started.resolve();
-      await gone.promise;
-      await sleep(50);
-      signal.resolve(req.signal);
-      return new Response('too late');
-    }));
+    const { url } = await start(
+      fakeService(async (req) => {
+        started.resolve();
+        await gone.promise;
+        await sleep(50);
+        signal.resolve(req.signal);
+        return new Response('too late');
+      }),
+    );
     const slow = rawRequest(`${url}/slow`);
     slow.req.end();
     await started.promise;
@@ -159,39 +169,41 @@ describe('request conversion', () => {
 
   it('hands the service a real Request that native APIs accept', async () => {
     const seen = deferred<{ real: boolean; copied: string; header: string | null; text: string }>();
-    const { url } = await start(fakeService(async (req) => {
-      const text = await req.clone().text();
-      const copy = new Request(req, { headers: { 'x-extra': '1' } });
-      seen.resolve({
-        real: req instanceof Request && Object.prototype.toString.call(req) === '[object Request]',
-        copied: copy.url,
-        header: req.headers.get('x-custom'),
-        text,
-      });
-      return new Response('ok');
-    }));
+    const { url } = await start(
+      fakeService(async (req) => {
+        const text = await req.clone().text();
+        const copy = new Request(req, { headers: { 'x-extra': '1' } });
+        seen.resolve({
+          real: req instanceof Request && Object.prototype.toString.call(req) === '[object Request]',
+          copied: copy.url,
+          header: req.headers.get('x-custom'),
+          text,
+        });
+        return new Response('ok');
+      }),
+    );
     await (await request(`${url}/r?q=1`, { method: 'POST', body: 'payload', headers: { 'x-custom': 'yes' } })).body.text();
     expect(await seen.promise).toEqual({ real: true, copied: `${url}/r?q=1`, header: 'yes', text: 'payload' });
   });
 
   it('puts every client header in the Request, where copies and the Headers API find them', async () => {
     const seen = deferred<Record<string, unknown>>();
-    const { url } = await start(fakeService(async (req) => {
-      const copy = new Request(req);
-      seen.resolve({
-        host: req.headers.get('host'),
-        a: req.headers.get('x-a'),
-        cookie: req.headers.get('cookie'),
-        names: [...req.headers.keys()].filter((n) => n.startsWith('x-')),
-        copied: copy.headers.get('x-a'),
-        cloned: req.clone().headers.get('x-b'),
-        method: req.method,
-      });
-      return new Response(null, { status: 204 });
-    }));
-    await (
-      await request(`${url}/h`, { headers: ['x-a', '1', 'x-a', '2', 'cookie', 'a=1', 'cookie', 'b=2', 'x-b', 'B'] })
-    ).body.text();
+    const { url } = await start(
+      fakeService(async (req) => {
+        const copy = new Request(req);
+        seen.resolve({
+          host: req.headers.get('host'),
+          a: req.headers.get('x-a'),
+          cookie: req.headers.get('cookie'),
+          names: [...req.headers.keys()].filter((n) => n.startsWith('x-')),
+          copied: copy.headers.get('x-a'),
+          cloned: req.clone().headers.get('x-b'),
+          method: req.method,
+        });
+        return new Response(null, { status: 204 });
+      }),
+    );
+    await (await request(`${url}/h`, { headers: ['x-a', '1', 'x-a', '2', 'cookie', 'a=1', 'cookie', 'b=2', 'x-b', 'B'] })).body.text();
     expect(await seen.promise).toEqual({
       host: new URL(url).host,
       a: '1, 2',
@@ -250,7 +262,12 @@ describe('request conversion', () => {
 
   it('refuses a Content-Length over maxBodyBytes with 413 before asking the service', async () => {
     let called = false;
-    const server = createServer(createNodeHandler(fakeService(() => ((called = true), new Response('no'))), { maxBodyBytes: 1000 }));
+    const server = createServer(
+      createNodeHandler(
+        fakeService(() => ((called = true), new Response('no'))),
+        { maxBodyBytes: 1000 },
+      ),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     try {
@@ -273,15 +290,25 @@ describe('response writing', () => {
     let pulled = 0;
     const cancelled = deferred();
     const chunk = new Uint8Array(64 * 1024);
-    const { url } = await start(fakeService(() => new Response(new ReadableStream({
-      pull(controller) {
-        // Bounded, so a writer that ignores backpressure fails the test instead of the heap.
-        if (pulled >= 256 * MiB) return controller.close();
-        pulled += chunk.byteLength;
-        controller.enqueue(chunk);
-      },
-      cancel: () => cancelled.resolve(),
-    }, { highWaterMark: 0 }))));
+    const { url } = await start(
+      fakeService(
+        () =>
+          new Response(
+            new ReadableStream(
+              {
+                pull(controller) {
+                  // Bounded, so a writer that ignores backpressure fails the test instead of the heap.
+                  if (pulled >= 256 * MiB) return controller.close();
+                  pulled += chunk.byteLength;
+                  controller.enqueue(chunk);
+                },
+                cancel: () => cancelled.resolve(),
+              },
+              { highWaterMark: 0 },
+            ),
+          ),
+      ),
+    );
     const { req, response } = rawRequest(`${url}/endless`);
     req.end();
     const res = await response;
@@ -297,12 +324,14 @@ describe('response writing', () => {
   });
 
   it('keeps every Set-Cookie header and the status text', async () => {
-    const { url } = await start(fakeService(() => {
-      const headers = new Headers({ 'x-one': '1' });
-      headers.append('set-cookie', 'a=1; Path=/');
-      headers.append('set-cookie', 'b=2; HttpOnly');
-      return new Response('ok', { status: 201, statusText: 'Made It', headers });
-    }));
+    const { url } = await start(
+      fakeService(() => {
+        const headers = new Headers({ 'x-one': '1' });
+        headers.append('set-cookie', 'a=1; Path=/');
+        headers.append('set-cookie', 'b=2; HttpOnly');
+        return new Response('ok', { status: 201, statusText: 'Made It', headers });
+      }),
+    );
     const { req, response } = rawRequest(`${url}/c`);
     req.end();
     const res = await response;
@@ -324,13 +353,15 @@ describe('response writing', () => {
 
   it('writes a body the core already knows in one piece with its length, without reading the stream', async () => {
     const responses: Response[] = [];
-    const { url } = await start(fakeService((_req, opts) => {
-      // The adapter's own JSON builder (FetchOptions.jsonResponse): no stream is built at all.
-      expect(opts?.jsonResponse).toBeTypeOf('function');
-      const res = opts!.jsonResponse!({ greeting: 'héllo', n: 1 }, { status: 201, headers: { 'x-kind': 'known' } });
-      responses.push(res);
-      return res;
-    }));
+    const { url } = await start(
+      fakeService((_req, opts) => {
+        // The adapter's own JSON builder (FetchOptions.jsonResponse): no stream is built at all.
+        expect(opts?.jsonResponse).toBeTypeOf('function');
+        const res = opts!.jsonResponse!({ greeting: 'héllo', n: 1 }, { status: 201, headers: { 'x-kind': 'known' } });
+        responses.push(res);
+        return res;
+      }),
+    );
     const deferred = await request(`${url}/deferred`);
     expect(deferred.headers['content-length']).toBe(String(Buffer.byteLength('{"greeting":"héllo","n":1}')));
     expect(await deferred.body.text()).toBe('{"greeting":"héllo","n":1}');
@@ -352,12 +383,15 @@ describe('response writing', () => {
   });
 
   it('keeps every Set-Cookie, the status text and headers set before it on a known body', async () => {
-    const handler = createNodeHandler(fakeService((_req, opts) => {
-      const headers = new Headers({ 'x-one': '1', 'content-length': '999' });
-      headers.append('set-cookie', 'a=1; Path=/');
-      headers.append('set-cookie', 'b=2; HttpOnly');
-      return opts!.jsonResponse!({ ok: true }, { status: 201, statusText: 'Made It', headers });
-    }), { logger: recordingLogger() });
+    const handler = createNodeHandler(
+      fakeService((_req, opts) => {
+        const headers = new Headers({ 'x-one': '1', 'content-length': '999' });
+        headers.append('set-cookie', 'a=1; Path=/');
+        headers.append('set-cookie', 'b=2; HttpOnly');
+        return opts!.jsonResponse!({ ok: true }, { status: 201, statusText: 'Made It', headers });
+      }),
+      { logger: recordingLogger() },
+    );
     // A framework may have set a header already (the slow path of writeHead).
     const server = createServer((req, res) => {
       if (req.url === '/pre') res.setHeader('x-pre', 'yes');
@@ -397,9 +431,12 @@ describe('response writing', () => {
 
   it('turns a thrown error into a generic 500 envelope and logs the detail', async () => {
     const logger = recordingLogger();
-    const { url } = await start(fakeService(() => {
-      throw new Error('database password is hunter2');
-    }), { logger });
+    const { url } = await start(
+      fakeService(() => {
+        throw new Error('database password is hunter2');
+      }),
+      { logger },
+    );
     const res = await request(`${url}/boom`);
     expect(res.statusCode).toBe(500);
     const text = await res.body.text();
@@ -410,13 +447,20 @@ describe('response writing', () => {
 
   it('breaks the connection when the body fails after the head was sent', async () => {
     let step = 0;
-    const { url } = await start(fakeService(() => new Response(new ReadableStream({
-      async pull(controller) {
-        if (step++ === 0) return controller.enqueue(new TextEncoder().encode('partial'));
-        await sleep(20);
-        controller.error(new Error('disk gone'));
-      },
-    }))));
+    const { url } = await start(
+      fakeService(
+        () =>
+          new Response(
+            new ReadableStream({
+              async pull(controller) {
+                if (step++ === 0) return controller.enqueue(new TextEncoder().encode('partial'));
+                await sleep(20);
+                controller.error(new Error('disk gone'));
+              },
+            }),
+          ),
+      ),
+    );
     const res = await request(`${url}/truncated`);
     expect(res.statusCode).toBe(200);
     await expect(res.body.text()).rejects.toThrow();
@@ -427,15 +471,20 @@ describe('websocket', () => {
   const wsUrl = (url: string, path: string) => url.replace(/^http/, 'ws') + path;
 
   it('writes the Response of a refused upgrade and closes the socket', async () => {
-    const { url } = await start(fakeService(() => new Response(), {
-      upgrade: async () => Response.json({ error: { code: 'unauthorized', message: 'no' } }, { status: 401 }),
-    }));
+    const { url } = await start(
+      fakeService(() => new Response(), {
+        upgrade: async () => Response.json({ error: { code: 'unauthorized', message: 'no' } }, { status: 401 }),
+      }),
+    );
     const ws = new WebSocket(wsUrl(url, '/ws'));
     const refusal = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
       ws.once('error', reject);
       ws.once('unexpected-response', (_req, res) => {
         let body = '';
-        res.setEncoding('utf8').on('data', (s: string) => (body += s)).on('end', () => resolve({ status: res.statusCode, body }));
+        res
+          .setEncoding('utf8')
+          .on('data', (s: string) => (body += s))
+          .on('end', () => resolve({ status: res.statusCode, body }));
       });
     });
     expect(refusal.status).toBe(401);
@@ -446,18 +495,20 @@ describe('websocket', () => {
     const peers: WsPeer[] = [];
     const received: (string | Uint8Array)[] = [];
     const closed = deferred<{ code: number; reason: string }>();
-    const { url } = await start(fakeService(() => new Response(), {
-      upgrade: async () => ({ accept: true, context: { account: 'a1' } }),
-      open: (peer) => {
-        peers.push(peer);
-        peer.send('welcome');
-      },
-      message: (peer, data) => {
-        received.push(data);
-        peer.send(data);
-      },
-      close: (_peer, code, reason) => closed.resolve({ code, reason }),
-    }));
+    const { url } = await start(
+      fakeService(() => new Response(), {
+        upgrade: async () => ({ accept: true, context: { account: 'a1' } }),
+        open: (peer) => {
+          peers.push(peer);
+          peer.send('welcome');
+        },
+        message: (peer, data) => {
+          received.push(data);
+          peer.send(data);
+        },
+        close: (_peer, code, reason) => closed.resolve({ code, reason }),
+      }),
+    );
     const ws = new WebSocket(wsUrl(url, '/ws?clientId=abc'));
     const incoming: { data: string; binary: boolean }[] = [];
     const three = deferred();
@@ -485,7 +536,10 @@ describe('websocket', () => {
   });
 
   it('close() says goodbye to WebSocket peers and drops kept-alive HTTP connections', async () => {
-    const server = await serve(fakeService(() => new Response('ok'), { upgrade: async () => ({ accept: true }) }), { port: 0 });
+    const server = await serve(
+      fakeService(() => new Response('ok'), { upgrade: async () => ({ accept: true }) }),
+      { port: 0 },
+    );
     const ws = new WebSocket(wsUrl(server.url, '/ws'));
     await new Promise((resolve) => ws.once('open', resolve));
     const wsClosed = new Promise<number>((resolve) => ws.once('close', resolve));

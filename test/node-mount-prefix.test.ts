@@ -3,13 +3,13 @@
 // mounted under /graph in a server that serves other things too.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WebSocket, WebSocketServer } from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket, WebSocketServer } from 'ws';
 import { attachWebSocket, createNodeHandler } from '../adapters/node/index.ts';
-import { createService, silentLogger, type Service } from '../index.ts';
+import { createService, type Service, silentLogger } from '../index.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 import { expectEnvelope } from './helpers/assets.ts';
-import { makePng, uploadForm as imageForm } from './helpers/cloud-files.ts';
+import { uploadForm as imageForm, makePng } from './helpers/cloud-files.ts';
 import { uploadForm } from './helpers/harness.ts';
 import { saveImageWorkflow } from './helpers/jobs.ts';
 import { connectWs, refusedUpgrade } from './helpers/ws-client.ts';
@@ -31,7 +31,9 @@ const submit = (url: string) =>
 describe('service.fetch with a mount prefix', () => {
   it('puts the prefix in every link: asset url, job Location and urls, the cloud /view redirect', async () => {
     const service = await newService();
-    const up = await service.fetch(new Request('http://app.test/api/v2/assets', { method: 'POST', body: uploadForm('abc') }), { mountPrefix: '/graph/' });
+    const up = await service.fetch(new Request('http://app.test/api/v2/assets', { method: 'POST', body: uploadForm('abc') }), {
+      mountPrefix: '/graph/',
+    });
     const asset: any = await up.json();
     expect(up.status).toBe(201);
     expect(asset.url.startsWith(`http://app.test/graph/api/v2/assets/${asset.id}/content?`)).toBe(true);
@@ -40,10 +42,16 @@ describe('service.fetch with a mount prefix', () => {
     const job: any = await created.json();
     expect(created.status).toBe(201);
     expect(created.headers.get('location')).toBe(`/graph/api/v2/jobs/${job.id}`);
-    expect(job.urls).toEqual({ self: `/graph/api/v2/jobs/${job.id}`, events: `/graph/api/v2/jobs/${job.id}/events`, cancel: `/graph/api/v2/jobs/${job.id}/cancel` });
+    expect(job.urls).toEqual({
+      self: `/graph/api/v2/jobs/${job.id}`,
+      events: `/graph/api/v2/jobs/${job.id}/events`,
+      cancel: `/graph/api/v2/jobs/${job.id}/cancel`,
+    });
 
     const png = makePng(2, 2, 3, () => [1, 2, 3]);
-    const image: any = await (await service.fetch(new Request('http://app.test/api/upload/image', { method: 'POST', body: imageForm({ bytes: png }) }))).json();
+    const image: any = await (
+      await service.fetch(new Request('http://app.test/api/upload/image', { method: 'POST', body: imageForm({ bytes: png }) }))
+    ).json();
     const view = await service.fetch(new Request(`http://app.test/api/view?filename=${image.name}&type=input`), { mountPrefix: '/a/b' });
     expect(view.status).toBe(302);
     const location = new URL(view.headers.get('location')!);
@@ -108,10 +116,13 @@ describe('Node adapter under /graph in a server of its own', () => {
     const service = await newService();
     const server = createServer(createNodeHandler(service, { mountPrefix: '/graph', logger: silentLogger }));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    open.push(() => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }));
+    open.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    );
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     for (const path of ['/api/v2/jobs', '/graphite/api/v2/jobs', '/Graph/api/v2/jobs']) {
       await expectEnvelope(await fetch(`${origin}${path}`, { method: 'POST', body: '{}' }), 404, 'not_found');
@@ -132,10 +143,13 @@ describe('Node adapter under /graph in a server of its own', () => {
     server.on('upgrade', (req, socket, head) => {
       if (req.url === '/chat') chat.handleUpgrade(req, socket, head, (client) => client.send('chat says hi'));
     });
-    open.push(() => new Promise<void>((resolve) => {
-      for (const client of chat.clients) client.terminate();
-      chat.close(() => resolve());
-    }));
+    open.push(
+      () =>
+        new Promise<void>((resolve) => {
+          for (const client of chat.clients) client.terminate();
+          chat.close(() => resolve());
+        }),
+    );
     const wsOrigin = origin.replace(/^http/, 'ws');
 
     const c = await connectWs(`${origin}/graph/ws`, { clientId: 'mounted' }, '');

@@ -105,7 +105,9 @@ beforeAll(async () => {
   const typesNode = JSON.parse(await readFile(join(ROOT, 'node_modules/@types/node/package.json'), 'utf8')).version as string;
   const tarball = join(dir, packed.filename);
   // JOBS: node-gyp compiles better-sqlite3 on both cores.
-  const install = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, `@types/node@${typesNode}`], app, { JOBS: '2' });
+  const install = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, `@types/node@${typesNode}`], app, {
+    JOBS: '2',
+  });
   succeeded(install, 'npm install <tarball>');
 }, INSTALL_TIMEOUT_MS);
 
@@ -119,7 +121,9 @@ describe('the npm package', () => {
     const paths = packed.files.map((f) => f.path);
     const besideDist = paths.filter((p) => !p.startsWith('dist/'));
     expect(besideDist.sort()).toEqual(['LICENSE', 'README.md', 'bin/graphrun.js', 'package.json']);
-    const unwanted = paths.filter((p) => /(^|\/)(test|tests|bench|examples|fixtures)\//.test(p) || (/\.[cm]?tsx?$/.test(p) && !/\.d\.[cm]?ts$/.test(p)) || p.endsWith('.map'));
+    const unwanted = paths.filter(
+      (p) => /(^|\/)(test|tests|bench|examples|fixtures)\//.test(p) || (/\.[cm]?tsx?$/.test(p) && !/\.d\.[cm]?ts$/.test(p)) || p.endsWith('.map'),
+    );
     expect(unwanted).toEqual([]);
 
     // Every entry resolves to files the tarball holds, types next to code.
@@ -162,7 +166,11 @@ describe('the npm package', () => {
       '1': { class_type: 'EmptyImage', inputs: { width: 8, height: 8, batch_size: 1, color: 0 } },
       '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 't' } },
     };
-    const submit = await fetch(`${base}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workflow }) });
+    const submit = await fetch(`${base}/api/v2/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ workflow }),
+    });
     let job = (await submit.json()) as { id: string; status: string; outputs?: { url: string }[]; error?: unknown };
     expect(submit.status, JSON.stringify(job)).toBe(201);
     // Polling GET, as a client without the event stream does; bounded by the test's timeout.

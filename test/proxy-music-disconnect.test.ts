@@ -4,9 +4,9 @@
 // it cancels the body.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalMusicProvider } from '../providers/local/music/provider.ts';
-import { MODES, startHarness, type Harness } from './helpers/harness.ts';
-import { counting, generate, ndjsonEvents, readMusic, walkAway, type Counted } from './helpers/music.ts';
-import { until, sleep } from './helpers/jobs.ts';
+import { type Harness, MODES, startHarness } from './helpers/harness.ts';
+import { sleep, until } from './helpers/jobs.ts';
+import { type Counted, counting, generate, ndjsonEvents, readMusic, walkAway } from './helpers/music.ts';
 
 describe.each(MODES)('music client disconnect (%s)', (mode) => {
   let h: Harness;

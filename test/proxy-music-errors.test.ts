@@ -5,8 +5,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CreditsProvider } from '../core/jobs/credits.ts';
 import { createLocalMusicProvider } from '../providers/local/music/provider.ts';
-import { MusicProviderError, type MusicProvider } from '../providers/music.ts';
-import { MODES, startHarness, type Harness } from './helpers/harness.ts';
+import { type MusicProvider, MusicProviderError } from '../providers/music.ts';
+import { type Harness, MODES, startHarness } from './helpers/harness.ts';
 import { expectMusicError, generate, MUSIC_PATH, ndjsonEvents, readMusic } from './helpers/music.ts';
 
 const ACCOUNTS = [
@@ -55,7 +55,12 @@ describe.each(MODES)('music errors (%s)', (mode) => {
   });
 
   it('401 unauthorized: no key, a malformed header, an unknown key; checked before the form', async () => {
-    for (const headers of <Record<string, string>[]>[{}, { authorization: 'Basic abc' }, { authorization: 'Bearer nope' }, { authorization: 'Bearer' }]) {
+    for (const headers of <Record<string, string>[]>[
+      {},
+      { authorization: 'Basic abc' },
+      { authorization: 'Bearer nope' },
+      { authorization: 'Bearer' },
+    ]) {
       const res = await h.fetch(MUSIC_PATH, { method: 'POST', body: 'not a form', headers });
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
       await expectMusicError(res, 401, 'unauthorized');

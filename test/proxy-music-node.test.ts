@@ -4,13 +4,13 @@
 // in process and commits an audio/wav output of the asked duration, the same
 // bytes the endpoint streams; a canceled job stops the generator.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUpstreamMusicProvider } from '../providers/upstream/music.ts';
 import { createLocalMusicProvider } from '../providers/local/music/provider.ts';
+import { createUpstreamMusicProvider } from '../providers/upstream/music.ts';
 import { startFakeMusicVendor } from './fakes/vendor-music.ts';
-import { MODES, startHarness, type Harness } from './helpers/harness.ts';
 import { recordingCredits } from './helpers/credits.ts';
+import { type Harness, MODES, startHarness } from './helpers/harness.ts';
 import { cancelJob, runJob, submit, until, waitForJob } from './helpers/jobs.ts';
-import { counting, expectWav, generate, readMusic, type Counted } from './helpers/music.ts';
+import { type Counted, counting, expectWav, generate, readMusic } from './helpers/music.ts';
 
 const KEY = { api_key_platform_org: 'platform-key' };
 const musicJob = (prompt: unknown, duration: unknown) => ({ '1': { class_type: 'MusicgenTextToMusic', inputs: { prompt, duration } } });
@@ -108,7 +108,7 @@ describe('music partner node with the upstream provider', () => {
   it('calls the vendor in process and commits what it streamed', async () => {
     const vendor = await startFakeMusicVendor();
     const provider = createUpstreamMusicProvider({ baseUrl: vendor.url, token: vendor.token });
-    const h = await startHarness('in-process', { providers: { music: provider  }});
+    const h = await startHarness('in-process', { providers: { music: provider } });
     try {
       const job = await runJob(h, musicJob('upbeat disco', 1), KEY);
       expect(job.status, JSON.stringify(job.error)).toBe('succeeded');

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalMusicProvider } from '../providers/local/music/provider.ts';
 import type { MusicProvider } from '../providers/music.ts';
-import { MODES, startHarness, type Harness } from './helpers/harness.ts';
+import { type Harness, MODES, startHarness } from './helpers/harness.ts';
 import { blake3Hash, expectWav, generate, ndjsonEvents, readMusic, rms, TITLE_FIELDS } from './helpers/music.ts';
 
 /** The local provider with event types no client knows mixed in. */
@@ -26,7 +26,7 @@ describe.each(MODES)('music stream (%s)', (mode) => {
   let novel: Harness;
   beforeAll(async () => {
     h = await startHarness(mode);
-    novel = await startHarness(mode, { providers: { music: withNovelties(createLocalMusicProvider())  }});
+    novel = await startHarness(mode, { providers: { music: withNovelties(createLocalMusicProvider()) } });
   });
   afterAll(async () => {
     await h.close();
@@ -56,7 +56,7 @@ describe.each(MODES)('music stream (%s)', (mode) => {
 
   it('title and tags come from the prompt; a prompt without known words still gets both', async () => {
     const a = await readMusic(await generate(h, { prompt: 'energetic synthwave with a saxophone, 120 bpm', duration: '1' }));
-    expect(a.title.title).toBe('Energetic synthwave saxophone in ' + a.title.title.split(' in ')[1]);
+    expect(a.title.title).toBe(`Energetic synthwave saxophone in ${a.title.title.split(' in ')[1]}`);
     expect(a.title.display_tags).toEqual(['synthwave', 'energetic', 'saxophone']);
     expect(a.title.summary).toMatch(/^120 BPM/);
     const b = await readMusic(await generate(h, { prompt: 'zzz qqq', duration: '1' }));

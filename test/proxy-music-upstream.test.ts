@@ -4,12 +4,12 @@
 // event, connections reused, timeouts honoured, a slow stream delivered as
 // it comes, and a client that leaves hanging up on the vendor too.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createUpstreamMusicProvider, type UpstreamMusicProvider } from '../providers/upstream/music.ts';
 import { createLocalMusicProvider } from '../providers/local/music/provider.ts';
-import { startFakeMusicVendor, VENDOR_SECRET, type FakeMusicVendor } from './fakes/vendor-music.ts';
-import { MODES, startHarness, type Harness } from './helpers/harness.ts';
-import { expectMusicError, expectWav, generate, ndjsonEvents, readMusic, walkAway } from './helpers/music.ts';
+import { createUpstreamMusicProvider, type UpstreamMusicProvider } from '../providers/upstream/music.ts';
+import { type FakeMusicVendor, startFakeMusicVendor, VENDOR_SECRET } from './fakes/vendor-music.ts';
+import { type Harness, MODES, startHarness } from './helpers/harness.ts';
 import { sleep, until } from './helpers/jobs.ts';
+import { expectMusicError, expectWav, generate, ndjsonEvents, readMusic, walkAway } from './helpers/music.ts';
 
 /** What the local provider makes of a prompt, assembled: upstream must deliver the same file. */
 async function localWav(prompt: string, duration: number): Promise<Buffer> {
@@ -47,7 +47,7 @@ describe.each(MODES)('upstream music provider (%s)', (mode) => {
     expect(sent.ended).toBe(true);
     // The vendor speaks in quarter-second chunks; they come through one for one.
     expect(music.types).toEqual(['title', ...Array(6).fill('audio_chunk'), 'complete']);
-    expect(music.title.title).toBe('Calm piano in ' + music.title.title.split(' in ')[1]);
+    expect(music.title.title).toBe(`Calm piano in ${music.title.title.split(' in ')[1]}`);
     expectWav(music.wav, 1.5);
     expect(Buffer.from(music.wav).equals(await localWav('calm piano with rain', 1.5))).toBe(true);
     expect(music.complete.byte_size).toBe(music.wav.length);
@@ -92,7 +92,7 @@ describe.each(MODES)('upstream music provider (%s)', (mode) => {
 
   it('a vendor with a wrong token configured is a 502 (the caller cannot fix it)', async () => {
     const wrong = createUpstreamMusicProvider({ baseUrl: vendor.url, token: 'stale' });
-    const other = await startHarness(mode, { providers: { music: wrong  }});
+    const other = await startHarness(mode, { providers: { music: wrong } });
     try {
       await expectMusicError(await generate(other, { prompt: 'x', duration: '1' }), 502, 'upstream_error');
       expect(vendor.requests.at(-1)!.authorization).toBe('Bearer stale');

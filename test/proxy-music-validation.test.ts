@@ -2,7 +2,7 @@
 // through a real server. A form that is not one is a 400; a field out of its
 // bounds a 422; accepted forms stream (only the head of long ones is read).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MODES, startHarness, type Harness } from './helpers/harness.ts';
+import { type Harness, MODES, startHarness } from './helpers/harness.ts';
 import { expectMusicError, generate, MUSIC_PATH, ndjsonEvents, readMusic } from './helpers/music.ts';
 
 /** Accepted: the first line is the title, then the rest is dropped. */
@@ -91,7 +91,11 @@ describe.each(MODES)('music form bounds (%s)', (mode) => {
       await expectAccepted(await generate(h, { prompt: 'extra fields', duration: '1', seed: '7', model: 'whatever' }));
     });
     it('must be multipart/form-data (400)', async () => {
-      const json = await h.fetch(MUSIC_PATH, { method: 'POST', body: JSON.stringify({ prompt: 'x' }), headers: { 'content-type': 'application/json' } });
+      const json = await h.fetch(MUSIC_PATH, {
+        method: 'POST',
+        body: JSON.stringify({ prompt: 'x' }),
+        headers: { 'content-type': 'application/json' },
+      });
       expect(await expectMusicError(json, 400, 'bad_request')).toMatch(/multipart\/form-data/);
       const urlencoded = await h.fetch(MUSIC_PATH, { method: 'POST', body: new URLSearchParams({ prompt: 'x' }) });
       await expectMusicError(urlencoded, 400, 'bad_request');
@@ -127,17 +131,31 @@ describe.each(MODES)('music form bounds (%s)', (mode) => {
 
       it('with Content-Length', async () => {
         const body = formBytes('a'.repeat(70 * 1024));
-        const res = await h.fetch(MUSIC_PATH, { method: 'POST', body, headers: { 'content-type': contentType, 'content-length': String(body.length) } });
+        const res = await h.fetch(MUSIC_PATH, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': contentType, 'content-length': String(body.length) },
+        });
         expect(await expectMusicError(res, 400, 'bad_request')).toBe('The form is larger than 65536 bytes.');
       });
       it('chunked, without Content-Length', async () => {
-        const res = await h.fetch(MUSIC_PATH, { method: 'POST', body: chunked(formBytes('a'.repeat(70 * 1024))), headers: { 'content-type': contentType } });
+        const res = await h.fetch(MUSIC_PATH, {
+          method: 'POST',
+          body: chunked(formBytes('a'.repeat(70 * 1024))),
+          headers: { 'content-type': contentType },
+        });
         expect(await expectMusicError(res, 400, 'bad_request')).toBe('The form is larger than 65536 bytes.');
       });
       it('while a chunked form under the limit is read as usual (a 422 for a long prompt, 200 for a good one)', async () => {
-        const long = await h.fetch(MUSIC_PATH, { method: 'POST', body: chunked(formBytes('a'.repeat(20_000))), headers: { 'content-type': contentType } });
+        const long = await h.fetch(MUSIC_PATH, {
+          method: 'POST',
+          body: chunked(formBytes('a'.repeat(20_000))),
+          headers: { 'content-type': contentType },
+        });
         expect(await expectMusicError(long, 422, 'validation_error')).toBe('prompt: must be at most 2000 characters');
-        await expectAccepted(await h.fetch(MUSIC_PATH, { method: 'POST', body: chunked(formBytes('calm piano')), headers: { 'content-type': contentType } }));
+        await expectAccepted(
+          await h.fetch(MUSIC_PATH, { method: 'POST', body: chunked(formBytes('calm piano')), headers: { 'content-type': contentType } }),
+        );
       });
     });
     it('has no other method', async () => {

@@ -4,7 +4,7 @@
 // at once (400); with it the task runs and its callbacks arrive.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliServers } from './helpers/cli.ts';
-import { multiframe, solidPng, startReceiver, type Receiver } from './helpers/video.ts';
+import { multiframe, type Receiver, solidPng, startReceiver } from './helpers/video.ts';
 
 const serve = cliServers('graphrun-cli-video-', ['GRAPHRUN_ALLOW_PRIVATE_URLS']);
 let receiver: Receiver;
@@ -22,7 +22,13 @@ const post = (base: string, body: unknown) =>
 describe('graphrun serve: the outbound switch and the video endpoint', () => {
   it('refuses loopback key frames and callbacks by default', async () => {
     const cli = await serve([]);
-    const res = await post(await cli.url, multiframe({ callback_url: `${receiver.url}/hook`, image_settings: [{ key_image: `${receiver.url}/key.png` }, { key_image: `${receiver.url}/key.png` }] }));
+    const res = await post(
+      await cli.url,
+      multiframe({
+        callback_url: `${receiver.url}/hook`,
+        image_settings: [{ key_image: `${receiver.url}/key.png` }, { key_image: `${receiver.url}/key.png` }],
+      }),
+    );
     expect(res.status).toBe(400);
     const body = (await res.json()) as any;
     expect(body.details).toHaveLength(3);
@@ -33,7 +39,16 @@ describe('graphrun serve: the outbound switch and the video endpoint', () => {
   it('with --allow-private-urls fetches the key frames and delivers the callbacks', async () => {
     receiver.received.length = 0;
     const cli = await serve(['--allow-private-urls']);
-    const res = await post(await cli.url, multiframe({ callback_url: `${receiver.url}/hook`, image_settings: [{ key_image: `${receiver.url}/key.png`, duration: 1 }, { key_image: `${receiver.url}/key.png`, duration: 1 }] }));
+    const res = await post(
+      await cli.url,
+      multiframe({
+        callback_url: `${receiver.url}/hook`,
+        image_settings: [
+          { key_image: `${receiver.url}/key.png`, duration: 1 },
+          { key_image: `${receiver.url}/key.png`, duration: 1 },
+        ],
+      }),
+    );
     expect(res.status).toBe(200);
     const got = await receiver.waitFor(3);
     expect(got.map((c) => c.body.state)).toEqual(['queueing', 'processing', 'success']);

@@ -10,10 +10,24 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createService, type Logger } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
-import { MODES, startHarness, type Harness } from './helpers/harness.ts';
-import { BLUE, createTask, fetchOutput, GREEN, multiframe, postTask, RED, solidPng, startReceiver, taskPath, waitForTask, type Receiver } from './helpers/video.ts';
+import { type Harness, MODES, startHarness } from './helpers/harness.ts';
+import {
+  BLUE,
+  createTask,
+  fetchOutput,
+  GREEN,
+  multiframe,
+  postTask,
+  RED,
+  type Receiver,
+  solidPng,
+  startReceiver,
+  taskPath,
+  waitForTask,
+} from './helpers/video.ts';
 
-const pixel = (f: { width: number; rgb: Uint8Array }, x: number, y: number) => Array.from(f.rgb.subarray((y * f.width + x) * 3, (y * f.width + x) * 3 + 3));
+const pixel = (f: { width: number; rgb: Uint8Array }, x: number, y: number) =>
+  Array.from(f.rgb.subarray((y * f.width + x) * 3, (y * f.width + x) * 3 + 3));
 
 function captureLogger(): Logger & { lines: Array<{ level: string; message: string; fields?: Record<string, unknown> }> } {
   const lines: Array<{ level: string; message: string; fields?: Record<string, unknown> }> = [];
@@ -46,7 +60,12 @@ describe.each(MODES)('video task lifecycle (%s)', (mode) => {
     // A poller may miss a short state, never see them out of order.
     const order = ['created', 'queueing', 'processing', 'success'];
     expect(seen.map((s) => order.indexOf(s))).toEqual([...seen.map((s) => order.indexOf(s))].sort());
-    expect(task).toMatchObject({ task_id: created.task_id, credits: created.credits, created_at: created.created_at, image_settings: created.image_settings });
+    expect(task).toMatchObject({
+      task_id: created.task_id,
+      credits: created.credits,
+      created_at: created.created_at,
+      image_settings: created.image_settings,
+    });
     expect(task.output).toMatchObject({
       content_type: 'image/apng',
       file_path: `videogen-${created.task_id}.apng`,
@@ -76,7 +95,12 @@ describe.each(MODES)('video task lifecycle (%s)', (mode) => {
     for (const c of got) {
       expect(c.path).toBe('/hook?task=1');
       expect(c.headers['content-type']).toBe('application/json');
-      expect(c.body).toMatchObject({ task_id: created.task_id, credits: created.credits, model: 'gen-q2-turbo', callback_url: `${r.url}/hook?task=1` });
+      expect(c.body).toMatchObject({
+        task_id: created.task_id,
+        credits: created.credits,
+        model: 'gen-q2-turbo',
+        callback_url: `${r.url}/hook?task=1`,
+      });
     }
     expect(got[0].body.output).toBeUndefined();
     // The success body carries a signed URL that works without credentials.
@@ -92,7 +116,9 @@ describe.each(MODES)('video task lifecycle (%s)', (mode) => {
     const got = await r.waitFor(4);
     expect(got.map((c) => c.body.state)).toEqual(['queueing', 'queueing', 'processing', 'success']);
     expect(got[1].at - got[0].at).toBeGreaterThanOrEqual(190);
-    expect(logger.lines.some((l) => l.message === 'video callback failed; retrying' && l.fields?.error === 'HTTP 500' && l.fields?.retry_in_ms === 200)).toBe(true);
+    expect(
+      logger.lines.some((l) => l.message === 'video callback failed; retrying' && l.fields?.error === 'HTTP 500' && l.fields?.retry_in_ms === 200),
+    ).toBe(true);
   });
 
   it('gives up after the configured tries, doubling the delay, and the task still succeeds', async () => {
@@ -100,11 +126,22 @@ describe.each(MODES)('video task lifecycle (%s)', (mode) => {
     const created = await createTask(h, multiframe({ callback_url: `${r.url}/down` }));
     expect((await waitForTask(h, created.task_id)).task.state).toBe('success');
     const got = await r.waitFor(9, 30_000);
-    expect(got.map((c) => c.body.state)).toEqual(['queueing', 'queueing', 'queueing', 'processing', 'processing', 'processing', 'success', 'success', 'success']);
+    expect(got.map((c) => c.body.state)).toEqual([
+      'queueing',
+      'queueing',
+      'queueing',
+      'processing',
+      'processing',
+      'processing',
+      'success',
+      'success',
+      'success',
+    ]);
     expect(got[2].at - got[1].at).toBeGreaterThanOrEqual(390);
     const gaveUpLines = () => logger.lines.filter((l) => l.message === 'video callback given up' && l.fields?.task_id === created.task_id);
     // The last give-up is logged just after the receiver answered.
-    for (const deadline = Date.now() + 5000; gaveUpLines().length < 3 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (const deadline = Date.now() + 5000; gaveUpLines().length < 3 && Date.now() < deadline; )
+      await new Promise((resolve) => setTimeout(resolve, 10));
     const gaveUp = gaveUpLines();
     expect(gaveUp.map((l) => l.fields?.state)).toEqual(['queueing', 'processing', 'success']);
   });
@@ -115,7 +152,10 @@ describe.each(MODES)('video task lifecycle (%s)', (mode) => {
       model: 'gen-q2-turbo',
       resolution: '540p',
       start_image: `${r.url}/green.png`,
-      image_settings: [{ key_image: `${r.url}/red.png`, duration: 1 }, { key_image: `data:image/png;base64,${BLUE}`, duration: 1 }],
+      image_settings: [
+        { key_image: `${r.url}/red.png`, duration: 1 },
+        { key_image: `data:image/png;base64,${BLUE}`, duration: 1 },
+      ],
     });
     const { task } = await waitForTask(h, created.task_id);
     expect(task.state).toBe('success');
@@ -134,7 +174,10 @@ describe.each(MODES)('video task lifecycle (%s)', (mode) => {
     const created = await createTask(h, multiframe({ image_settings: [{ key_image: RED }, { key_image: `${r.url}/missing.png` }] }));
     const { task } = await waitForTask(h, created.task_id);
     expect(task.state).toBe('failed');
-    expect(task.error).toEqual({ message: 'The video could not be generated.', details: [`image_settings[1].key_image: HTTP 404 from ${new URL(r.url).host}`] });
+    expect(task.error).toEqual({
+      message: 'The video could not be generated.',
+      details: [`image_settings[1].key_image: HTTP 404 from ${new URL(r.url).host}`],
+    });
     expect(task.output).toBeUndefined();
   });
 });
@@ -187,7 +230,10 @@ describe('durable tasks', () => {
   }
   const call = (service: Awaited<ReturnType<typeof createService>>, path: string, body?: unknown) =>
     service.fetch(
-      new Request(`http://graphrun.test${path}`, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+      new Request(
+        `http://graphrun.test${path}`,
+        body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+      ),
     );
 
   it('a task left open by a stop is resumed by the next start and completes', async () => {

@@ -6,10 +6,10 @@
 // provider against the fake vendor.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUpstreamVideoProvider } from '../providers/upstream/video.ts';
-import { startFakeVideoVendor, type FakeVideoVendor } from './fakes/vendor-video.ts';
+import { type FakeVideoVendor, startFakeVideoVendor } from './fakes/vendor-video.ts';
 import { readApng } from './helpers/apng-reader.ts';
-import { MODES, startHarness, type Harness } from './helpers/harness.ts';
 import { recordingCredits } from './helpers/credits.ts';
+import { type Harness, MODES, startHarness } from './helpers/harness.ts';
 import { runJob, submit } from './helpers/jobs.ts';
 
 const KEY = { api_key_platform_org: 'platform-key' };
@@ -101,7 +101,7 @@ describe('video partner node with the upstream provider', () => {
   beforeAll(async () => {
     vendor = await startFakeVideoVendor();
     upstream = provider();
-    h = await startHarness('in-process', { providers: { video: upstream  }});
+    h = await startHarness('in-process', { providers: { video: upstream } });
   });
   afterAll(async () => {
     await h.close();
@@ -113,7 +113,10 @@ describe('video partner node with the upstream provider', () => {
     const job = await runVideo(h, videoJob(2, { prompt: 'only line' }));
     expect(job.status, JSON.stringify(job.error)).toBe('succeeded');
     const sent = vendor.calls.find((c) => c.method === 'POST')!.body;
-    expect(sent.image_settings.map((s: any) => [s.duration, s.prompt])).toEqual([[1, 'only line'], [1, 'only line']]);
+    expect(sent.image_settings.map((s: any) => [s.duration, s.prompt])).toEqual([
+      [1, 'only line'],
+      [1, 'only line'],
+    ]);
     expect(Buffer.from(sent.image_settings[0].key_image, 'base64').subarray(1, 4).toString()).toBe('PNG');
     const [out] = job.outputs;
     expect(out).toMatchObject({ type: 'video', content_type: 'video/mp4', name: 'videogen_00001_.mp4', size_bytes: vendor.video.length });

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { encodePng } from '../lib/png/index.ts';
 import { CROSSFADE_MAX_SECONDS, LOCAL_FPS, planFrames, prepareKeyFrame, renderMultiframe } from '../providers/local/video/render.ts';
-import { readApng, type ApngFrame } from './helpers/apng-reader.ts';
+import { type ApngFrame, readApng } from './helpers/apng-reader.ts';
 
 const solid = (width: number, height: number, rgb: [number, number, number]) =>
   encodePng({ width, height, channels: 3, data: Uint8Array.from({ length: width * height * 3 }, (_, i) => rgb[i % 3]) });
@@ -23,7 +23,11 @@ describe('frame plan', () => {
 
   it('with a start image, every segment fades from the anchor before it', () => {
     const plan = planFrames([1, 1.05, 2.5], true);
-    expect(plan.filter((f) => f.alpha === 1).map((f) => [f.from, f.to])).toEqual([[0, 1], [1, 2], [2, 3]]);
+    expect(plan.filter((f) => f.alpha === 1).map((f) => [f.from, f.to])).toEqual([
+      [0, 1],
+      [1, 2],
+      [2, 3],
+    ]);
     expect(plan).toHaveLength(24);
     expect(plan.reduce((n, f) => n + f.delayMs, 0)).toBe(4550);
   });
@@ -89,7 +93,10 @@ describe('APNG output', () => {
 
   it('scales to 720p and 1080p, keeping the aspect ratio', async () => {
     const square = solid(3, 3, [10, 200, 30]);
-    for (const [resolution, width, height] of [['720p', 1280, 720], ['1080p', 1920, 1080]] as const) {
+    for (const [resolution, width, height] of [
+      ['720p', 1280, 720],
+      ['1080p', 1920, 1080],
+    ] as const) {
       const video = await renderMultiframe({
         canvases: [prepareKeyFrame(square, resolution), prepareKeyFrame(square, resolution)],
         durations: [1, 1],
@@ -122,6 +129,8 @@ describe('APNG output', () => {
     const canvas = prepareKeyFrame(solid(2, 2, [1, 2, 3]), '540p');
     const controller = new AbortController();
     controller.abort(new Error('stop'));
-    await expect(renderMultiframe({ canvases: [canvas, canvas], durations: [1, 1], hasStart: false, resolution: '540p', signal: controller.signal })).rejects.toThrow('stop');
+    await expect(
+      renderMultiframe({ canvases: [canvas, canvas], durations: [1, 1], hasStart: false, resolution: '540p', signal: controller.signal }),
+    ).rejects.toThrow('stop');
   });
 });

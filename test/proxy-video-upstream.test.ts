@@ -6,12 +6,16 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Logger } from '../index.ts';
 import { createUpstreamVideoProvider, type UpstreamVideoProvider } from '../providers/upstream/video.ts';
-import { startFakeVideoVendor, VIDEO_VENDOR_SECRET, type FakeVideoVendor } from './fakes/vendor-video.ts';
-import { MODES, startHarness, type Harness } from './helpers/harness.ts';
-import { b64, createTask, multiframe, startReceiver, waitForTask, type Receiver } from './helpers/video.ts';
+import { type FakeVideoVendor, startFakeVideoVendor, VIDEO_VENDOR_SECRET } from './fakes/vendor-video.ts';
+import { type Harness, MODES, startHarness } from './helpers/harness.ts';
+import { b64, createTask, multiframe, type Receiver, startReceiver, waitForTask } from './helpers/video.ts';
 
 const lines: Array<{ message: string; fields?: Record<string, unknown> }> = [];
-const logger: Logger = { info: () => {}, warn: (message, fields) => void lines.push({ message, fields }), error: (message, fields) => void lines.push({ message, fields }) };
+const logger: Logger = {
+  info: () => {},
+  warn: (message, fields) => void lines.push({ message, fields }),
+  error: (message, fields) => void lines.push({ message, fields }),
+};
 const FAILED = { message: 'The video could not be generated.', details: [] };
 
 describe.each(MODES)('upstream video provider (%s)', (mode) => {
@@ -40,7 +44,11 @@ describe.each(MODES)('upstream video provider (%s)', (mode) => {
   it('forwards the request with the token, relays the states and stores the streamed video', async () => {
     const jpeg = b64(Uint8Array.of(0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1));
     // The vendor reads JPEG: only the local generator is limited to PNG.
-    const body = multiframe({ payload: '{"seed":7}', callback_url: `${receiver.url}/up`, image_settings: [{ key_image: jpeg, duration: 2 }, { key_image: 'https://cdn.example.com/b.png' }] });
+    const body = multiframe({
+      payload: '{"seed":7}',
+      callback_url: `${receiver.url}/up`,
+      image_settings: [{ key_image: jpeg, duration: 2 }, { key_image: 'https://cdn.example.com/b.png' }],
+    });
     const created = await createTask(h, body);
     const { task, seen } = await waitForTask(h, created.task_id);
     expect(task.state).toBe('success');
@@ -52,7 +60,10 @@ describe.each(MODES)('upstream video provider (%s)', (mode) => {
       resolution: '540p',
       payload: '{"seed":7}',
       start_image: '',
-      image_settings: [{ key_image: jpeg, duration: 2, prompt: '' }, { key_image: 'https://cdn.example.com/b.png', duration: 5, prompt: '' }],
+      image_settings: [
+        { key_image: jpeg, duration: 2, prompt: '' },
+        { key_image: 'https://cdn.example.com/b.png', duration: 5, prompt: '' },
+      ],
     });
     // The output URL is fetched without the vendor's token.
     expect(vendor.calls.find((c) => c.path.startsWith('/outputs/'))?.authorization).toBeUndefined();
@@ -80,7 +91,15 @@ describe.each(MODES)('upstream video provider (%s)', (mode) => {
   it.each([
     ['refuses the creation (401: the operator token)', [{ kind: 'create-status', status: 401 }], 1],
     ['refuses the creation (400)', [{ kind: 'create-status', status: 400 }], 1],
-    ['keeps failing the creation (500)', [{ kind: 'create-status', status: 500 }, { kind: 'create-status', status: 500 }, { kind: 'create-status', status: 500 }], 3],
+    [
+      'keeps failing the creation (500)',
+      [
+        { kind: 'create-status', status: 500 },
+        { kind: 'create-status', status: 500 },
+        { kind: 'create-status', status: 500 },
+      ],
+      3,
+    ],
     ['fails the task', [{ kind: 'task-failed' }], 1],
     ['loses the output', [{ kind: 'output-missing' }], 1],
     ['keeps failing the state polls', [{ kind: 'poll-errors', count: 100 }], 1],
@@ -97,6 +116,8 @@ describe.each(MODES)('upstream video provider (%s)', (mode) => {
     expect(receiver.received.at(-1)!.body).toMatchObject({ state: 'failed', error: FAILED });
     expect(JSON.stringify([task, last.body, receiver.received.map((r) => r.body)])).not.toContain(VIDEO_VENDOR_SECRET);
     // The operator can tell what happened.
-    expect(lines.some((l) => l.message === 'video task failed' && l.fields?.task_id === created.task_id && /vendor/.test(String(l.fields?.reason)))).toBe(true);
+    expect(
+      lines.some((l) => l.message === 'video task failed' && l.fields?.task_id === created.task_id && /vendor/.test(String(l.fields?.reason))),
+    ).toBe(true);
   });
 });

@@ -7,14 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveHostWithDns } from '../adapters/node/resolve-host.ts';
 import { forbiddenAddressReason } from '../lib/net/address-rules.ts';
-import {
-  checkOutboundUrl,
-  downloadBytes,
-  OutboundUrlError,
-  parseOutboundUrl,
-  postJson,
-  type OutboundRequest,
-} from '../lib/net/url-guard.ts';
+import { checkOutboundUrl, downloadBytes, type OutboundRequest, OutboundUrlError, parseOutboundUrl, postJson } from '../lib/net/url-guard.ts';
 
 let server: Server;
 let port = 0;

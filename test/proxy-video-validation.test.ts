@@ -5,13 +5,13 @@
 // `{message, details}` body, in process and through a real server.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreditsProvider } from '../core/jobs/credits.ts';
-import { MODES, startHarness, type Harness } from './helpers/harness.ts';
-import { concatBytes } from '../lib/bytes.ts';
 import { TASK_STATES } from '../core/proxy/video/states.ts';
+import { concatBytes } from '../lib/bytes.ts';
 import { PNG_SIGNATURE, writeChunk } from '../lib/png/chunks.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 import { recordingCredits } from './helpers/credits.ts';
-import { b64, BLUE, createTask, GREEN, multiframe, postTask, RED, taskPath } from './helpers/video.ts';
+import { type Harness, MODES, startHarness } from './helpers/harness.ts';
+import { BLUE, b64, createTask, GREEN, multiframe, postTask, RED, taskPath } from './helpers/video.ts';
 
 const INVALID = 'The request is not valid.';
 const frames = (n: number, extra: Record<string, unknown> = {}) => Array.from({ length: n }, () => ({ key_image: RED, duration: 1, ...extra }));
@@ -19,7 +19,11 @@ const frames = (n: number, extra: Record<string, unknown> = {}) => Array.from({ 
 async function refused(h: Harness, body: unknown, headers: Record<string, string> = {}): Promise<string[]> {
   const res = await postTask(h, body, headers);
   const json = (await res.json()) as any;
-  expect({ status: res.status, message: json.message, keys: Object.keys(json).sort() }).toEqual({ status: 400, message: INVALID, keys: ['details', 'message'] });
+  expect({ status: res.status, message: json.message, keys: Object.keys(json).sort() }).toEqual({
+    status: 400,
+    message: INVALID,
+    keys: ['details', 'message'],
+  });
   expect(Array.isArray(json.details)).toBe(true);
   return json.details;
 }
@@ -32,8 +36,22 @@ describe.each(MODES)('multiframe validation (%s)', (mode) => {
   afterAll(() => h.close());
 
   it('answers a valid request with the task record: defaults filled in, credits, created', async () => {
-    const task = await createTask(h, { model: 'gen-q2-pro', image_settings: [{ key_image: RED }, { key_image: `data:image/png;base64,${BLUE}`, duration: 2.5, prompt: 'p' }] });
-    expect(Object.keys(task).sort()).toEqual(['created_at', 'credits', 'image_settings', 'model', 'payload', 'resolution', 'start_image', 'state', 'task_id', 'updated_at']);
+    const task = await createTask(h, {
+      model: 'gen-q2-pro',
+      image_settings: [{ key_image: RED }, { key_image: `data:image/png;base64,${BLUE}`, duration: 2.5, prompt: 'p' }],
+    });
+    expect(Object.keys(task).sort()).toEqual([
+      'created_at',
+      'credits',
+      'image_settings',
+      'model',
+      'payload',
+      'resolution',
+      'start_image',
+      'state',
+      'task_id',
+      'updated_at',
+    ]);
     expect(task).toMatchObject({
       state: 'created',
       model: 'gen-q2-pro',
@@ -74,18 +92,39 @@ describe.each(MODES)('multiframe validation (%s)', (mode) => {
     expect(await refused(h, multiframe({ image_settings: [] }))).toEqual(['image_settings: must have at least 2 entries']);
     expect(await refused(h, multiframe({ image_settings: 'two' }))).toEqual(['image_settings: must be an array of frame settings']);
     expect(await refused(h, multiframe({ image_settings: [RED, { key_image: RED }] }))).toEqual(['image_settings[0]: must be an object']);
-    expect(await refused(h, multiframe({ image_settings: [{ key_image: RED, duration: 0.99 }, { key_image: RED, duration: 10.01 }] }))).toEqual([
-      'image_settings[0].duration: must be at least 1',
-      'image_settings[1].duration: must be at most 10',
-    ]);
-    expect(await refused(h, multiframe({ image_settings: [{ key_image: RED, duration: '5' }, { key_image: RED, duration: null }] }))).toEqual([
-      'image_settings[0].duration: must be a number of seconds',
-      'image_settings[1].duration: must be a number of seconds',
-    ]);
-    expect(await refused(h, multiframe({ image_settings: [{ key_image: RED, prompt: 'p'.repeat(2001) }, { key_image: RED, prompt: 7 }] }))).toEqual([
-      'image_settings[0].prompt: must be at most 2000 characters',
-      'image_settings[1].prompt: must be a string',
-    ]);
+    expect(
+      await refused(
+        h,
+        multiframe({
+          image_settings: [
+            { key_image: RED, duration: 0.99 },
+            { key_image: RED, duration: 10.01 },
+          ],
+        }),
+      ),
+    ).toEqual(['image_settings[0].duration: must be at least 1', 'image_settings[1].duration: must be at most 10']);
+    expect(
+      await refused(
+        h,
+        multiframe({
+          image_settings: [
+            { key_image: RED, duration: '5' },
+            { key_image: RED, duration: null },
+          ],
+        }),
+      ),
+    ).toEqual(['image_settings[0].duration: must be a number of seconds', 'image_settings[1].duration: must be a number of seconds']);
+    expect(
+      await refused(
+        h,
+        multiframe({
+          image_settings: [
+            { key_image: RED, prompt: 'p'.repeat(2001) },
+            { key_image: RED, prompt: 7 },
+          ],
+        }),
+      ),
+    ).toEqual(['image_settings[0].prompt: must be at most 2000 characters', 'image_settings[1].prompt: must be a string']);
     expect(await refused(h, multiframe({ model: 'gen-q1' }))).toEqual(['model: must be one of gen-q2-pro, gen-q2-turbo']);
     expect(await refused(h, multiframe({ model: undefined }))).toEqual(['model: is required']);
     expect(await refused(h, multiframe({ resolution: '4k' }))).toEqual(['resolution: must be one of 540p, 720p, 1080p']);
@@ -124,7 +163,9 @@ describe.each(MODES)('multiframe validation (%s)', (mode) => {
       'start_image: must be a base64 image (standard alphabet, padded) or an http(s) URL',
       'callback_url: must be an http or https URL',
     ]);
-    expect(await refused(h, multiframe({ callback_url: `https://example.com/${'a'.repeat(2030)}` }))).toEqual(['callback_url: must be at most 2048 characters']);
+    expect(await refused(h, multiframe({ callback_url: `https://example.com/${'a'.repeat(2030)}` }))).toEqual([
+      'callback_url: must be at most 2048 characters',
+    ]);
     expect(await refused(h, multiframe({ callback_url: 'https://' }))).toEqual(['callback_url: must be an http or https URL']);
   });
 
@@ -133,11 +174,16 @@ describe.each(MODES)('multiframe validation (%s)', (mode) => {
     const big = new Uint8Array(10 * 1024 * 1024 + 1);
     big.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
     const details = await refused(h, multiframe({ image_settings: [{ key_image: b64(big) }, { key_image: 'A'.repeat(14_000_000) }] }));
-    expect(details).toEqual(['image_settings[0].key_image: the image is larger than 10485760 bytes', expect.stringMatching(/^image_settings\[1\]\.key_image: must be at most \d+ characters$/)]);
+    expect(details).toEqual([
+      'image_settings[0].key_image: the image is larger than 10485760 bytes',
+      expect.stringMatching(/^image_settings\[1\]\.key_image: must be at most \d+ characters$/),
+    ]);
   });
 
   it('names every unknown field, in the body and in frame settings', async () => {
-    expect(await refused(h, { ...multiframe(), seed: 1, aspect_ratio: '16:9', image_settings: [{ key_image: RED, weight: 1 }, { key_image: RED }] })).toEqual([
+    expect(
+      await refused(h, { ...multiframe(), seed: 1, aspect_ratio: '16:9', image_settings: [{ key_image: RED, weight: 1 }, { key_image: RED }] }),
+    ).toEqual([
       'seed: is not a field of this request',
       'aspect_ratio: is not a field of this request',
       'image_settings[0].weight: is not a field of this request',
@@ -146,7 +192,10 @@ describe.each(MODES)('multiframe validation (%s)', (mode) => {
 
   it('reports all the problems of one body at once, one detail per field', async () => {
     const details = await refused(h, {
-      image_settings: [{ key_image: RED, duration: 0 }, { duration: 11, prompt: 'p'.repeat(2001), extra: true }],
+      image_settings: [
+        { key_image: RED, duration: 0 },
+        { duration: 11, prompt: 'p'.repeat(2001), extra: true },
+      ],
       model: 'gen-x',
       resolution: '360p',
       payload: 5,
@@ -204,7 +253,12 @@ describe.each(MODES)('multiframe validation (%s)', (mode) => {
   });
 
   it('answers bodies that are not a JSON object with 400 in the same shape', async () => {
-    for (const [body, type] of [['{"model":', 'application/json'], ['[1,2]', 'application/json'], ['null', 'application/json'], ['model=x', 'application/x-www-form-urlencoded']]) {
+    for (const [body, type] of [
+      ['{"model":', 'application/json'],
+      ['[1,2]', 'application/json'],
+      ['null', 'application/json'],
+      ['model=x', 'application/x-www-form-urlencoded'],
+    ]) {
       const res = await postTask(h, body, { 'content-type': type });
       const json = (await res.json()) as any;
       expect(res.status).toBe(400);
@@ -226,7 +280,14 @@ function declaredPng(width: number, height: number, { colorType = 2, ihdrType = 
   new DataView(ihdr.buffer).setUint32(0, width);
   new DataView(ihdr.buffer).setUint32(4, height);
   ihdr.set([8, colorType, 0, 0, 0], 8);
-  return b64(concatBytes([PNG_SIGNATURE, writeChunk(ihdrType, ihdr), writeChunk('IDAT', Uint8Array.of(0x78, 0x9c, 3, 0)), writeChunk('IEND', new Uint8Array(0))]));
+  return b64(
+    concatBytes([
+      PNG_SIGNATURE,
+      writeChunk(ihdrType, ihdr),
+      writeChunk('IDAT', Uint8Array.of(0x78, 0x9c, 3, 0)),
+      writeChunk('IEND', new Uint8Array(0)),
+    ]),
+  );
 }
 
 describe.each(MODES)('local key frame headers (%s)', (mode) => {
@@ -272,14 +333,24 @@ describe.each(MODES)('local key frame headers (%s)', (mode) => {
     ]);
     // Line breaks in the base64 do not hide the header.
     const wrapped = declaredPng(60_000, 60_000).replace(/.{76}/g, '$&\r\n');
-    expect(await refused(h, multiframe({ image_settings: [{ key_image: RED }, { key_image: wrapped }] }))).toEqual([`image_settings[1].key_image: PNG is 60000x60000, ${limit}`]);
+    expect(await refused(h, multiframe({ image_settings: [{ key_image: RED }, { key_image: wrapped }] }))).toEqual([
+      `image_settings[1].key_image: PNG is 60000x60000, ${limit}`,
+    ]);
     expect(credits.charges).toEqual([]);
     expect(await tasks()).toEqual([]);
   });
 
   it('takes key frames at the limits (8192 per side, 16777216 pixels), charged and stored as a task', async () => {
     const [charged, stored] = [credits.charges.length, (await tasks()).map((t) => t.id)];
-    const task = await createTask(h, multiframe({ image_settings: [{ key_image: declaredPng(8192, 2048), duration: 1 }, { key_image: declaredPng(2048, 8192), duration: 1 }] }));
+    const task = await createTask(
+      h,
+      multiframe({
+        image_settings: [
+          { key_image: declaredPng(8192, 2048), duration: 1 },
+          { key_image: declaredPng(2048, 8192), duration: 1 },
+        ],
+      }),
+    );
     expect(credits.charges.slice(charged)).toEqual([['local', task.credits, 'multi-frame video']]);
     expect((await tasks()).map((t) => t.id).sort()).toEqual([...stored, task.task_id].sort());
   });
@@ -297,7 +368,13 @@ describe.each(MODES)('multiframe auth and credits (%s)', (mode) => {
     },
   };
   beforeAll(async () => {
-    h = await startHarness(mode, { accounts: [{ id: 'alice', apiKeys: ['key-alice'] }, { id: 'bob', apiKeys: ['key-bob'] }], credits });
+    h = await startHarness(mode, {
+      accounts: [
+        { id: 'alice', apiKeys: ['key-alice'] },
+        { id: 'bob', apiKeys: ['key-bob'] },
+      ],
+      credits,
+    });
   });
   afterAll(() => h.close());
   const as = (key: string) => ({ authorization: `Bearer ${key}` });

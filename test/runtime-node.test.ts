@@ -3,8 +3,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createService, silentLogger } from '../index.ts';
 import { serve } from '../adapters/node/server.ts';
+import { createService, silentLogger } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 import { runtimeConformance } from './suites/runtime-conformance.ts';

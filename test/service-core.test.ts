@@ -1,10 +1,11 @@
 // Service-level behaviour beyond single routes: the served OpenAPI document
 // matches real responses, and assets whose hash is computed lazily.
-import { describe, expect, it } from 'vitest';
+
 import * as v from 'valibot';
-import { createService, silentLogger } from '../index.ts';
-import { AssetSchema } from '../core/schemas.ts';
+import { describe, expect, it } from 'vitest';
 import { JobSchema } from '../core/jobs/job-schema.ts';
+import { AssetSchema } from '../core/schemas.ts';
+import { createService, silentLogger } from '../index.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 
 async function setup() {
@@ -56,7 +57,11 @@ describe('OpenAPI document', () => {
       img: { class_type: 'EmptyImage', inputs: { width: 4, height: 4, batch_size: 1, color: 0 } },
       save: { class_type: 'SaveImage', inputs: { images: ['img', 0], filename_prefix: 'doc' } },
     };
-    const created = await get('/api/v2/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workflow }) });
+    const created = await get('/api/v2/jobs', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ workflow }),
+    });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
     let body: any;

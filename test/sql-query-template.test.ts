@@ -14,7 +14,13 @@ afterEach(() => db?.destroy());
 
 async function open() {
   db = new Kysely<Db>({ dialect: new SqliteDialect({ database: new BetterSqlite3(':memory:') }) });
-  await db.schema.createTable('t').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('owner', 'text').addColumn('v', 'text').addColumn('n', 'integer').execute();
+  await db.schema
+    .createTable('t')
+    .addColumn('id', 'integer', (c) => c.primaryKey())
+    .addColumn('owner', 'text')
+    .addColumn('v', 'text')
+    .addColumn('n', 'integer')
+    .execute();
   await db
     .insertInto('t')
     .values([
@@ -32,7 +38,13 @@ describe('queryTemplate', () => {
     const build = (owner: string, min: number) =>
       db.selectFrom('t').selectAll().where('owner', '=', owner).where('n', '>=', min).where('id', '<', 100).orderBy('id');
     const run = queryTemplate(db, 2, build);
-    for (const [owner, min] of [['a', 0], ['a', 2], ['b', 0], ['b', 10], ['c', 0]] as const) {
+    for (const [owner, min] of [
+      ['a', 0],
+      ['a', 2],
+      ['b', 0],
+      ['b', 10],
+      ['c', 0],
+    ] as const) {
       expect(await run(owner, min)).toEqual(await build(owner, min).execute());
     }
     expect(await run('a', 0)).toEqual([
@@ -44,7 +56,11 @@ describe('queryTemplate', () => {
   it('binds an argument used twice in both places', async () => {
     const db = await open();
     const run = queryTemplate(db, 1, (owner: string) =>
-      db.selectFrom('t').select('id').where((eb) => eb.or([eb('owner', '=', owner), eb('v', '=', owner)])).orderBy('id'),
+      db
+        .selectFrom('t')
+        .select('id')
+        .where((eb) => eb.or([eb('owner', '=', owner), eb('v', '=', owner)]))
+        .orderBy('id'),
     );
     expect(await run('y')).toEqual([{ id: 3 }]);
     expect(await run('a')).toEqual([{ id: 1 }, { id: 2 }]);
@@ -65,7 +81,10 @@ describe('queryTemplate', () => {
     expect(await run('a')).toEqual([{ id: 42, n: 0 }]);
     expect(calls).toEqual([{ sql: build('a').compile().sql, parameters: ['a'] }]);
     answer = undefined;
-    expect(await run('a')).toEqual([{ id: 1, n: 1 }, { id: 2, n: 5 }]);
+    expect(await run('a')).toEqual([
+      { id: 1, n: 1 },
+      { id: 2, n: 5 },
+    ]);
     expect(calls[1].parameters).toEqual(['a']);
   });
 });

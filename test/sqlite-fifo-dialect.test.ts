@@ -16,7 +16,11 @@ afterEach(() => db?.destroy());
 async function open() {
   dialect = new FifoSqliteDialect({ database: new BetterSqlite3(':memory:') });
   db = new Kysely<Db>({ dialect });
-  await db.schema.createTable('t').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('v', 'text').execute();
+  await db.schema
+    .createTable('t')
+    .addColumn('id', 'integer', (c) => c.primaryKey())
+    .addColumn('v', 'text')
+    .execute();
   return db;
 }
 
@@ -26,12 +30,22 @@ describe('FifoSqliteDialect', () => {
     const order: number[] = [];
     await Promise.all(
       Array.from({ length: 100 }, async (_, i) => {
-        await db.insertInto('t').values({ id: i, v: `v${i}` }).execute();
+        await db
+          .insertInto('t')
+          .values({ id: i, v: `v${i}` })
+          .execute();
         order.push(i);
       }),
     );
     expect(order).toEqual(Array.from({ length: 100 }, (_, i) => i));
-    expect((await db.selectFrom('t').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n).toBe(100);
+    expect(
+      (
+        await db
+          .selectFrom('t')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    ).toBe(100);
   });
 
   it('keeps a transaction to itself while others wait, and frees the connection when it fails', async () => {
@@ -42,7 +56,11 @@ describe('FifoSqliteDialect', () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
       seen.push('tx');
     });
-    const outside = db.selectFrom('t').selectAll().execute().then((rows) => (seen.push('read'), rows));
+    const outside = db
+      .selectFrom('t')
+      .selectAll()
+      .execute()
+      .then((rows) => (seen.push('read'), rows));
     await tx;
     expect(await outside).toEqual([{ id: 1, v: 'in tx' }]);
     expect(seen).toEqual(['tx', 'read']);
@@ -70,7 +88,10 @@ describe('FifoSqliteDialect', () => {
 
   it('streams while other queries wait their turn', async () => {
     const db = await open();
-    await db.insertInto('t').values([1, 2, 3].map((id) => ({ id, v: String(id) }))).execute();
+    await db
+      .insertInto('t')
+      .values([1, 2, 3].map((id) => ({ id, v: String(id) })))
+      .execute();
     const streamed: number[] = [];
     const reading = (async () => {
       for await (const row of db.selectFrom('t').select('id').orderBy('id').stream()) streamed.push(row.id);
@@ -81,7 +102,7 @@ describe('FifoSqliteDialect', () => {
     expect(await count).toHaveLength(3);
   });
 
-  it('reads at once only while the connection is free: never inside another caller\'s transaction', async () => {
+  it("reads at once only while the connection is free: never inside another caller's transaction", async () => {
     const db = await open();
     await db.insertInto('t').values({ id: 1, v: 'one' }).execute();
     const select = 'select "id", "v" from "t" order by "id"';
@@ -95,7 +116,10 @@ describe('FifoSqliteDialect', () => {
       insideTx = dialect.readNow(select, []);
     });
     expect(insideTx).toBeUndefined();
-    expect(dialect.readNow(select, [])).toEqual([{ id: 1, v: 'one' }, { id: 2, v: 'uncommitted' }]);
+    expect(dialect.readNow(select, [])).toEqual([
+      { id: 1, v: 'one' },
+      { id: 2, v: 'uncommitted' },
+    ]);
     await db.destroy();
     expect(dialect.readNow(select, [])).toBeUndefined();
   });

@@ -67,9 +67,17 @@ describe('statement cache', () => {
   it('runs reads, writes, RETURNING and streams through kysely', async () => {
     const database = new BetterSqlite3(':memory:');
     const db = new Kysely<{ t: { id: number; v: string } }>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
-    await db.schema.createTable('t').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('v', 'text').execute();
+    await db.schema
+      .createTable('t')
+      .addColumn('id', 'integer', (c) => c.primaryKey())
+      .addColumn('v', 'text')
+      .execute();
     for (let round = 0; round < 3; round++) {
-      const inserted = await db.insertInto('t').values({ id: round, v: `v${round}` }).returning('id').executeTakeFirstOrThrow();
+      const inserted = await db
+        .insertInto('t')
+        .values({ id: round, v: `v${round}` })
+        .returning('id')
+        .executeTakeFirstOrThrow();
       expect(inserted.id).toBe(round);
       const updated = await db.updateTable('t').set({ v: 'x' }).where('id', '=', round).executeTakeFirst();
       expect(updated.numUpdatedRows).toBe(1n);

@@ -4,7 +4,7 @@
 // of the cloud-compatible /api `{code, message}`, of v2 the envelope.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serve } from '../adapters/node/server.ts';
-import { MODES, startHarness, type Harness } from './helpers/harness.ts';
+import { type Harness, MODES, startHarness } from './helpers/harness.ts';
 
 const shapes = {
   music: (body: any, code: string) => expect(body).toEqual({ detail: { code, message: expect.any(String) } }),

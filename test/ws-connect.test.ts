@@ -3,11 +3,11 @@
 // `clientId` as `sid`, the greeting `status`, both paths, the feature_flags
 // exchange, and refusals of bad upgrades.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALICE, BOB, startWsHarness, type WsHarness } from './helpers/ws-harness.ts';
-import { connectWs, refusedUpgrade, wsUrl } from './helpers/ws-client.ts';
 import { startHarness } from './helpers/harness.ts';
 import { submitOk, waitForJob } from './helpers/jobs.ts';
 import { waitWorkflow } from './helpers/local-nodes.ts';
+import { connectWs, refusedUpgrade, wsUrl } from './helpers/ws-client.ts';
+import { ALICE, BOB, startWsHarness, type WsHarness } from './helpers/ws-harness.ts';
 
 let h: WsHarness;
 beforeAll(async () => {
@@ -43,7 +43,10 @@ describe('ws connect', () => {
     expect(await greet(b)).toBe(0);
     for (const job of jobs) await waitForJob(alice, job.id, 'succeeded');
     // Each change is announced; the last one says the queue is empty.
-    await a.waitFor('status 0', (f) => f.kind === 'text' && f.type === 'status' && f.data.status.exec_info.queue_remaining === 0 && !('sid' in f.data));
+    await a.waitFor(
+      'status 0',
+      (f) => f.kind === 'text' && f.type === 'status' && f.data.status.exec_info.queue_remaining === 0 && !('sid' in f.data),
+    );
     await a.close();
     await b.close();
   });

@@ -5,8 +5,8 @@
 // peer over the buffer cap closed and skipped from then on.
 import { describe, expect, it } from 'vitest';
 import type { ServiceContext } from '../core/context.ts';
-import { silentLogger } from '../core/log.ts';
 import { createJobHub } from '../core/jobs/hub.ts';
+import { silentLogger } from '../core/log.ts';
 import type { WsPeer } from '../core/types.ts';
 import { createConnections, SLOW_PEER_CLOSE_CODE } from '../core/ws/connections.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';

@@ -3,10 +3,10 @@
 // to clients that announced supports_preview_metadata; TEXT (3) frames;
 // execution_error for a failing node; execution_interrupted after a cancel.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALICE, startWsHarness, type WsHarness } from './helpers/ws-harness.ts';
-import { connectWs, type WsClient } from './helpers/ws-client.ts';
 import { cancelJob, submitOk, waitForJob } from './helpers/jobs.ts';
 import { waitWorkflow } from './helpers/local-nodes.ts';
+import { connectWs, type WsClient } from './helpers/ws-client.ts';
+import { ALICE, startWsHarness, type WsHarness } from './helpers/ws-harness.ts';
 
 let h: WsHarness;
 let plain: WsClient;
@@ -54,7 +54,12 @@ describe('ws events', () => {
     expect(u32(four, 0)).toBe(4);
     const len = u32(four, 4);
     expect(JSON.parse(new TextDecoder().decode(four.subarray(8, 8 + len)))).toEqual({
-      node_id: 'p', prompt_id: job.id, display_node_id: 'p', parent_node_id: null, real_node_id: 'p', image_type: 'image/png',
+      node_id: 'p',
+      prompt_id: job.id,
+      display_node_id: 'p',
+      parent_node_id: null,
+      real_node_id: 'p',
+      image_type: 'image/png',
     });
     expect([...four.subarray(8 + len)]).toEqual([...image]);
 
@@ -84,7 +89,16 @@ describe('ws events', () => {
     expect(messages.map((m) => m.type)).toEqual(['execution_start', 'execution_cached', 'executing', 'executing', 'execution_error', 'executing']);
     const error = messages.find((m) => m.type === 'execution_error')!.data;
     expect(Object.keys(error).sort()).toEqual([
-      'current_inputs', 'current_outputs', 'exception_message', 'exception_type', 'executed', 'node_id', 'node_type', 'prompt_id', 'timestamp', 'traceback',
+      'current_inputs',
+      'current_outputs',
+      'exception_message',
+      'exception_type',
+      'executed',
+      'node_id',
+      'node_type',
+      'prompt_id',
+      'timestamp',
+      'traceback',
     ]);
     expect(error).toMatchObject({
       prompt_id: job.id,
@@ -110,7 +124,14 @@ describe('ws events', () => {
     expect(res.status).toBe(200);
     await plain.waitFor('end', ended(job.id));
     const messages = plain.jobMessages(job.id).filter((m) => m.type !== 'progress_state' && m.type !== 'progress');
-    expect(messages.map((m) => m.type)).toEqual(['execution_start', 'execution_cached', 'executing', 'executing', 'execution_interrupted', 'executing']);
+    expect(messages.map((m) => m.type)).toEqual([
+      'execution_start',
+      'execution_cached',
+      'executing',
+      'executing',
+      'execution_interrupted',
+      'executing',
+    ]);
     const interrupted = messages.find((m) => m.type === 'execution_interrupted')!.data;
     expect(interrupted).toEqual({ prompt_id: job.id, node_id: 'w2', node_type: 'Wait', executed: ['w1'], timestamp: expect.any(Number) });
     // Every client of the account saw the same.

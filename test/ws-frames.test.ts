@@ -2,13 +2,7 @@
 // (all integers big-endian): text frames, PREVIEW_IMAGE (1), TEXT (3),
 // PREVIEW_IMAGE_WITH_METADATA (4).
 import { describe, expect, it } from 'vitest';
-import {
-  BinaryType,
-  jsonFrame,
-  previewImageFrame,
-  previewWithMetadataFrame,
-  textFrame,
-} from '../core/ws/frames.ts';
+import { BinaryType, jsonFrame, previewImageFrame, previewWithMetadataFrame, textFrame } from '../core/ws/frames.ts';
 
 const bytes = (...b: number[]) => new Uint8Array(b);
 const utf8 = (s: string) => [...new TextEncoder().encode(s)];
@@ -41,8 +35,7 @@ describe('ws frames', () => {
 
   it('PREVIEW_IMAGE_WITH_METADATA: [u32 4][u32 json length][json][bytes]', () => {
     const meta = { node_id: '9', prompt_id: 'p-1', display_node_id: '9', parent_node_id: null, real_node_id: '9' };
-    const json =
-      '{"node_id":"9","prompt_id":"p-1","display_node_id":"9","parent_node_id":null,"real_node_id":"9","image_type":"image/png"}';
+    const json = '{"node_id":"9","prompt_id":"p-1","display_node_id":"9","parent_node_id":null,"real_node_id":"9","image_type":"image/png"}';
     const frame = previewWithMetadataFrame(meta, 'png', bytes(1, 2, 3));
     expect([...frame]).toEqual([0, 0, 0, 4, 0, 0, 0, json.length, ...utf8(json), 1, 2, 3]);
     const jpeg = previewWithMetadataFrame(meta, 'jpeg', bytes(0xff));

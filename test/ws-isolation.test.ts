@@ -3,10 +3,10 @@
 // reading is closed (1008) once its unsent bytes pass the cap while the
 // account's other clients keep receiving everything.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALICE, BOB, startWsHarness, type WsHarness } from './helpers/ws-harness.ts';
-import { connectWs, type Frame } from './helpers/ws-client.ts';
 import { submitOk } from './helpers/jobs.ts';
 import { waitWorkflow } from './helpers/local-nodes.ts';
+import { connectWs, type Frame } from './helpers/ws-client.ts';
+import { ALICE, BOB, startWsHarness, type WsHarness } from './helpers/ws-harness.ts';
 
 const CAP = 2 * 1024 * 1024;
 let h: WsHarness;
@@ -53,8 +53,18 @@ describe('ws isolation', () => {
     expect(seenB).not.toContain(lateA.id);
     expect(seenB).not.toContain('secret-1118481');
     // Binary frames too: one preview and one text frame each, their own.
-    expect(a.binaries().map((f) => f.type).sort()).toEqual([3, 4]);
-    expect(b.binaries().map((f) => f.type).sort()).toEqual([3, 4]);
+    expect(
+      a
+        .binaries()
+        .map((f) => f.type)
+        .sort(),
+    ).toEqual([3, 4]);
+    expect(
+      b
+        .binaries()
+        .map((f) => f.type)
+        .sort(),
+    ).toEqual([3, 4]);
     await a.close();
     await b.close();
   });

@@ -3,11 +3,11 @@
 // final `executing` with no node; `executed` names outputs by content; the
 // file it names downloads with those bytes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALICE, BOB, startWsHarness, type WsHarness } from './helpers/ws-harness.ts';
-import { connectWs, type WsClient } from './helpers/ws-client.ts';
+import { blake3Of } from './helpers/assets.ts';
 import { jobNow, saveImageWorkflow, submitOk } from './helpers/jobs.ts';
 import { waitWorkflow } from './helpers/local-nodes.ts';
-import { blake3Of } from './helpers/assets.ts';
+import { connectWs, type WsClient } from './helpers/ws-client.ts';
+import { ALICE, BOB, startWsHarness, type WsHarness } from './helpers/ws-harness.ts';
 
 let h: WsHarness;
 let c: WsClient;
@@ -29,7 +29,9 @@ async function run(workflow: Record<string, unknown>) {
 
 /** The sequence without progress_state, each as type or type:node. */
 const sequence = (messages: Array<{ type: string; data: any }>) =>
-  messages.filter((m) => m.type !== 'progress_state').map((m) => (m.type === 'executing' || m.type === 'executed' ? `${m.type}:${m.data.node}` : m.type));
+  messages
+    .filter((m) => m.type !== 'progress_state')
+    .map((m) => (m.type === 'executing' || m.type === 'executed' ? `${m.type}:${m.data.node}` : m.type));
 
 const nearNow = (t: unknown) => typeof t === 'number' && Math.abs(t - Date.now()) < 60_000;
 
@@ -37,7 +39,13 @@ describe('ws job flow', () => {
   it('a SaveImage job: reference order and fields, executed with a content-addressed file name', async () => {
     const { id, messages } = await run(saveImageWorkflow(0x123456, 4, 3, 'flow'));
     expect(sequence(messages)).toEqual([
-      'execution_start', 'execution_cached', 'executing:e', 'executing:s', 'executed:s', 'execution_success', 'executing:null',
+      'execution_start',
+      'execution_cached',
+      'executing:e',
+      'executing:s',
+      'executed:s',
+      'execution_success',
+      'executing:null',
     ]);
     const byType = (t: string) => messages.filter((m) => m.type === t).map((m) => m.data);
     const [start] = byType('execution_start');
@@ -63,9 +71,21 @@ describe('ws job flow', () => {
     expect(states.length).toBeGreaterThanOrEqual(4);
     expect(states.at(-1)).toEqual({
       prompt_id: id,
-      nodes: Object.fromEntries(['e', 's'].map((n) => [n, {
-        value: 1, max: 1, state: 'finished', node_id: n, prompt_id: id, display_node_id: n, parent_node_id: null, real_node_id: n,
-      }])),
+      nodes: Object.fromEntries(
+        ['e', 's'].map((n) => [
+          n,
+          {
+            value: 1,
+            max: 1,
+            state: 'finished',
+            node_id: n,
+            prompt_id: id,
+            display_node_id: n,
+            parent_node_id: null,
+            real_node_id: n,
+          },
+        ]),
+      ),
     });
     expect(states[0].nodes).toEqual({ e: expect.objectContaining({ state: 'running', value: 0, max: 1 }) });
 
@@ -103,7 +123,13 @@ describe('ws job flow', () => {
     const { prompt_id } = (await res.json()) as { prompt_id: string };
     await c.waitFor('end', (f) => f.kind === 'text' && f.type === 'executing' && f.data.prompt_id === prompt_id && f.data.node === null);
     expect(sequence(c.jobMessages(prompt_id))).toEqual([
-      'execution_start', 'execution_cached', 'executing:e', 'executing:s', 'executed:s', 'execution_success', 'executing:null',
+      'execution_start',
+      'execution_cached',
+      'executing:e',
+      'executing:s',
+      'executed:s',
+      'execution_success',
+      'executing:null',
     ]);
     const executed = c.jobMessages(prompt_id).find((m) => m.type === 'executed')!.data;
     expect(executed.output.images[0].filename).toMatch(/^[0-9a-f]{64}\.png$/);
@@ -125,8 +151,17 @@ describe('ws job flow', () => {
   it('progress {value, max, prompt_id, node} per step; a second run reports its cached node', async () => {
     const first = await run(waitWorkflow(7, 5, 3));
     expect(sequence(first.messages)).toEqual([
-      'execution_start', 'execution_cached', 'executing:w1', 'executing:w2', 'progress', 'progress', 'progress',
-      'executing:w3', 'executed:w3', 'execution_success', 'executing:null',
+      'execution_start',
+      'execution_cached',
+      'executing:w1',
+      'executing:w2',
+      'progress',
+      'progress',
+      'progress',
+      'executing:w3',
+      'executed:w3',
+      'execution_success',
+      'executing:null',
     ]);
     expect(first.messages.filter((m) => m.type === 'progress').map((m) => m.data)).toEqual(
       [1, 2, 3].map((value) => ({ value, max: 3, prompt_id: first.id, node: 'w2' })),

@@ -1,2 +1,2 @@
 // Public surface of the Bun adapter.
-export { bunHandlers, serve, type BunHandlerOptions, type BunHandlers, type RunningBunServer, type ServeOptions } from './server.ts';
+export { type BunHandlerOptions, type BunHandlers, bunHandlers, type RunningBunServer, type ServeOptions, serve } from './server.ts';

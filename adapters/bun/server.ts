@@ -4,7 +4,7 @@
 import { consoleLogger } from '../../core/log.ts';
 import type { Logger, Service, WsPeer } from '../../core/types.ts';
 import { guardHook, type HookName } from '../../core/ws/guard-hook.ts';
-import { bunGlobal, type BunServeOptions, type BunServer, type BunServerWebSocket } from './bun-types.ts';
+import { type BunServeOptions, type BunServer, type BunServerWebSocket, bunGlobal } from './bun-types.ts';
 
 export interface BunHandlerOptions {
   logger?: Logger;
@@ -63,8 +63,7 @@ export function bunHandlers(service: Service, opts: BunHandlerOptions = {}): Bun
   const logger = opts.logger ?? consoleLogger;
   const peers = new Set<BunServerWebSocket<PeerData>>();
   // The peer is set in `open`, before any hook runs.
-  const guard = (hook: HookName, ws: BunServerWebSocket<PeerData>, fn: (peer: BunWsPeer) => void) =>
-    guardHook(logger, hook, ws.data.peer!, fn);
+  const guard = (hook: HookName, ws: BunServerWebSocket<PeerData>, fn: (peer: BunWsPeer) => void) => guardHook(logger, hook, ws.data.peer!, fn);
   return {
     peers,
     async fetch(request: Request, server: BunServer) {

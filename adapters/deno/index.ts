@@ -1,2 +1,2 @@
 // Public surface of the Deno adapter.
-export { denoHandler, serve, type DenoHandler, type DenoHandlerOptions, type RunningDenoServer, type ServeOptions } from './server.ts';
+export { type DenoHandler, type DenoHandlerOptions, denoHandler, type RunningDenoServer, type ServeOptions, serve } from './server.ts';

@@ -5,7 +5,7 @@
 import { consoleLogger, errorText } from '../../core/log.ts';
 import type { Logger, Service, WsPeer } from '../../core/types.ts';
 import { guardHook, type HookName } from '../../core/ws/guard-hook.ts';
-import { denoGlobal, type DenoHttpServer, type DenoWebSocket } from './deno-types.ts';
+import { type DenoHttpServer, type DenoWebSocket, denoGlobal } from './deno-types.ts';
 
 export interface DenoHandlerOptions {
   logger?: Logger;

@@ -6,8 +6,9 @@
 // 404), never passed on with next(). Beside the middleware comes an error
 // handler for the bodies a parser in front of the mount refused
 // (parser-refusals.ts); app.use takes the pair as it takes one middleware.
-import type { Logger, Service } from '../../core/types.ts';
+
 import { consoleLogger } from '../../core/log.ts';
+import type { Logger, Service } from '../../core/types.ts';
 import { refusal } from '../node/errors.ts';
 import type { NodeRequestOptions } from '../node/request.ts';
 import { writeResponse } from '../node/response.ts';
@@ -45,7 +46,9 @@ export function graphrun(service: Service, opts: ExpressOptions = {}): GraphrunM
           method: req.method,
           url: req.originalUrl,
         });
-        return void writeResponse(res, refusal(service, 500, req, { trustProxy: conversion.trustProxy, target: req.url }), req).catch(() => res.destroy());
+        return void writeResponse(res, refusal(service, 500, req, { trustProxy: conversion.trustProxy, target: req.url }), req).catch(() =>
+          res.destroy(),
+        );
       }
     }
     void handleNodeRequest(service, req, res, conversion, { target: req.url, mountPrefix: req.baseUrl, body });

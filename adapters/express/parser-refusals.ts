@@ -7,10 +7,11 @@
 // it has the service answer those refusals (in the error shape of the
 // path's surface), as graphrun answers its own. Any other error goes on to
 // the app's handlers.
-import type { ExpressErrorHandler } from './express-types.ts';
+
 import type { RefusalStatus, Service } from '../../core/types.ts';
 import { refusal as serviceRefusal } from '../node/errors.ts';
 import { writeResponse } from '../node/response.ts';
+import type { ExpressErrorHandler } from './express-types.ts';
 
 /** What body-parser (through http-errors) puts on the errors it passes on. */
 interface ParserRefusal {

@@ -1,12 +1,11 @@
 // The buffered handler: API Gateway (HTTP API, REST API), Lambda function
 // URLs in BUFFERED mode, and ALB target groups. One event in, one result out.
 import { consoleLogger } from '../../core/log.ts';
+import { ResultTooLargeError } from './body.ts';
 import { deadlineSignal } from './deadline.ts';
 import { errorFields } from './errors.ts';
-import { ResultTooLargeError } from './body.ts';
 import { invoke, type LambdaOptions } from './invoke.ts';
 import { responseToResult } from './result.ts';
-import type { Logger } from '../../core/types.ts';
 import type { EventKind, FetchService, LambdaContextLike, LambdaResult } from './types.ts';
 
 /** Lambda's synchronous response limit is 6 MB of JSON; headers and quoting need some of it. */

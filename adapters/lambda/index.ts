@@ -1,5 +1,11 @@
 // Public surface of the AWS Lambda adapter.
+
+export { detectEvent } from './detect.ts';
+export { MalformedEventError } from './errors.ts';
 export { createLambdaHandler, DEFAULT_MAX_RESULT_BODY_BYTES, type LambdaHandler, type LambdaHandlerOptions } from './handler.ts';
+export type { LambdaOptions } from './invoke.ts';
+export { type EventRequest, type EventRequestOptions, eventToRequest } from './request.ts';
+export { responseToResult } from './result.ts';
 export {
   createLambdaStreamHandler,
   type LambdaResponseStream,
@@ -7,9 +13,4 @@ export {
   type LambdaStreamHandlerOptions,
   type LambdaStreamingRuntime,
 } from './stream-handler.ts';
-export { detectEvent } from './detect.ts';
-export { eventToRequest, type EventRequest, type EventRequestOptions } from './request.ts';
-export type { LambdaOptions } from './invoke.ts';
-export { responseToResult } from './result.ts';
-export { MalformedEventError } from './errors.ts';
 export type * from './types.ts';

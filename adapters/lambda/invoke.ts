@@ -5,7 +5,7 @@ import { deferredJsonResponse } from '../node/known-body.ts';
 import type { DeadlineOptions } from './deadline.ts';
 import { detectEvent } from './detect.ts';
 import { errorFields, MalformedEventError } from './errors.ts';
-import { eventToRequest, type EventRequest } from './request.ts';
+import { type EventRequest, eventToRequest } from './request.ts';
 import type { EventKind, FetchService } from './types.ts';
 
 /** Options both handlers take. */

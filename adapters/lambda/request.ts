@@ -97,7 +97,7 @@ const encodePathSyntax = (path: string): string => path.replace(PATH_SYNTAX, (c)
 function build(parts: Parts, event: { body?: unknown; isBase64Encoded?: unknown }, opts: EventRequestOptions): EventRequest {
   const { headers, query } = parts;
   const verb = requireString(parts.method, 'HTTP method');
-  if (!METHOD.test(verb)) throw new MalformedEventError('The event\'s HTTP method is not valid.');
+  if (!METHOD.test(verb)) throw new MalformedEventError("The event's HTTP method is not valid.");
   let target = requireString(parts.path, 'path');
   if (!target.startsWith('/')) throw new MalformedEventError('The event\'s path must start with "/".');
   let mountPrefix = parts.stagePrefix ?? '';
@@ -126,13 +126,13 @@ function fromV2(event: HttpEventV2, opts: EventRequestOptions): EventRequest {
   const headers = toHeaders(entries(event.headers, 'headers', false));
   if (event.cookies !== undefined && event.cookies !== null) {
     if (!Array.isArray(event.cookies) || event.cookies.some((c) => typeof c !== 'string')) {
-      throw new MalformedEventError('The event\'s cookies must be a list of strings.');
+      throw new MalformedEventError("The event's cookies must be a list of strings.");
     }
     // Payload 2.0 takes the Cookie header apart into `cookies`; it goes back together here.
     if (event.cookies.length > 0) headers.set('cookie', event.cookies.join('; '));
   }
   const query = event.rawQueryString ?? '';
-  if (typeof query !== 'string') throw new MalformedEventError('The event\'s rawQueryString must be a string.');
+  if (typeof query !== 'string') throw new MalformedEventError("The event's rawQueryString must be a string.");
   const { method } = event.requestContext.http;
   return build({ method, path: event.rawPath, query, headers, domainName: event.requestContext.domainName }, event, opts);
 }

@@ -41,7 +41,10 @@ export function resultHead(head: Head, kind: EventKind | null, logger?: Logger):
     }
     case 'alb': {
       // One value per name is all this target group can return; cookies cannot be joined safely.
-      if (cookies.length > 1) logger?.warn('lambda adapter: only the first Set-Cookie is sent; turn on multi-value headers on the ALB target group', { dropped: cookies.length - 1 });
+      if (cookies.length > 1)
+        logger?.warn('lambda adapter: only the first Set-Cookie is sent; turn on multi-value headers on the ALB target group', {
+          dropped: cookies.length - 1,
+        });
       const single = cookies.length > 0 ? { ...headers, 'set-cookie': cookies[0] } : headers;
       return { statusCode, statusDescription: statusDescription(statusCode), headers: single };
     }

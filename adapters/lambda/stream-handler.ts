@@ -5,8 +5,9 @@
 // cookies as the metadata prelude, then the body goes out chunk by chunk as
 // the service produces it, so SSE and NDJSON arrive live and large downloads
 // are not held in memory.
-import { knownBody } from '../node/known-body.ts';
+
 import { consoleLogger } from '../../core/log.ts';
+import { knownBody } from '../node/known-body.ts';
 import { deadlineSignal } from './deadline.ts';
 import { errorFields } from './errors.ts';
 import { invoke, type LambdaOptions } from './invoke.ts';

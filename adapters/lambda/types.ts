@@ -73,4 +73,7 @@ export type LambdaResult = ResultV2 | ResultV1 | ResultAlb;
 export type FetchService = Pick<Service, 'fetch' | 'refuse'> & Partial<Pick<Service, 'idle'>>;
 
 /** A result without its body: what the streaming handler sends as the metadata prelude. */
-export type ResultHead = Omit<ResultV2, 'body' | 'isBase64Encoded'> | Omit<ResultV1, 'body' | 'isBase64Encoded'> | Omit<ResultAlb, 'body' | 'isBase64Encoded'>;
+export type ResultHead =
+  | Omit<ResultV2, 'body' | 'isBase64Encoded'>
+  | Omit<ResultV1, 'body' | 'isBase64Encoded'>
+  | Omit<ResultAlb, 'body' | 'isBase64Encoded'>;

@@ -147,7 +147,13 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
   const port = values.port ?? fromEnv('GRAPHRUN_PORT');
   const workers = values.worker
     ? parseWorkers(values.worker, '--worker')
-    : parseWorkers((fromEnv('GRAPHRUN_WORKERS') ?? '').split(',').map((w) => w.trim()).filter(Boolean), 'GRAPHRUN_WORKERS');
+    : parseWorkers(
+        (fromEnv('GRAPHRUN_WORKERS') ?? '')
+          .split(',')
+          .map((w) => w.trim())
+          .filter(Boolean),
+        'GRAPHRUN_WORKERS',
+      );
   return {
     command: 'serve',
     options: {

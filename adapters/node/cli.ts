@@ -1,23 +1,25 @@
 // The `graphrun` command (also `npm start`): serves the service over HTTP and
 // WebSocket with SQLite metadata and blobs on disk under --data.
+
+import { realpathSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createService } from '../../index.ts';
 import { createComfyEngine } from '../../engine/comfyui/engine.ts';
 import type { Engine } from '../../engine/types.ts';
+import { createService } from '../../index.ts';
+import { createUpstreamMusicProvider } from '../../providers/upstream/music.ts';
+import { createUpstreamVideoProvider } from '../../providers/upstream/video.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../../storage/sql/sqlite.ts';
-import { CliUsageError, parseCliArgs, USAGE, type ServeCliOptions } from './cli-options.ts';
-import { createUpstreamMusicProvider } from '../../providers/upstream/music.ts';
+import { CliUsageError, parseCliArgs, type ServeCliOptions, USAGE } from './cli-options.ts';
 import { resolveHostWithDns } from './resolve-host.ts';
-import { createUpstreamVideoProvider } from '../../providers/upstream/video.ts';
 import { serve } from './server.ts';
 
 function engineFor({ workers }: ServeCliOptions): Engine | undefined {
   if (workers.length > 0) {
-    const log = (message: string, detail?: Record<string, unknown>) => process.stderr.write(`graphrun: ${message} ${detail ? JSON.stringify(detail) : ''}\n`);
+    const log = (message: string, detail?: Record<string, unknown>) =>
+      process.stderr.write(`graphrun: ${message} ${detail ? JSON.stringify(detail) : ''}\n`);
     return createComfyEngine({ workers, log });
   }
   // The built-in engine runs the jobs, under the service's outbound policy (below).
@@ -43,7 +45,10 @@ async function runServe(options: ServeCliOptions): Promise<void> {
   if (musicUpstream) process.stderr.write(`graphrun: music generation forwarded to ${musicUpstream.baseUrl}\n`);
   if (videoUpstream) process.stderr.write(`graphrun: video generation forwarded to ${videoUpstream.baseUrl}\n`);
   if (workers.length > 0) process.stderr.write(`graphrun: running jobs on ${workers.length} worker(s): ${workers.join(', ')}\n`);
-  else if (allowPrivateUrls) process.stderr.write('graphrun: outbound requests (LoadImageFromURL, video key frames, callbacks) may reach private, loopback and link-local addresses\n');
+  else if (allowPrivateUrls)
+    process.stderr.write(
+      'graphrun: outbound requests (LoadImageFromURL, video key frames, callbacks) may reach private, loopback and link-local addresses\n',
+    );
   const running = await serve(service, { host, port });
   process.stdout.write(`graphrun listening on ${running.url}\n`);
 

@@ -1,18 +1,19 @@
 // Public surface of the Node adapter.
+
+export { underPrefix } from './mount-prefix.ts';
 export { incomingMessageToRequest, type NodeRequestOptions, type RequestParts } from './request.ts';
 export { BodyTooLargeError, ClientGoneError } from './request-body.ts';
 export { BadRequestError } from './request-head.ts';
+export { resolveHostWithDns } from './resolve-host.ts';
 export { writeResponse } from './response.ts';
-export { attachWebSocket, type AttachedWebSocket, type WebSocketOptions } from './websocket.ts';
 export {
   createNodeHandler,
   handleNodeRequest,
-  serve,
   type MountedRequest,
   type NodeHandler,
   type NodeHandlerOptions,
   type RunningServer,
   type ServeOptions,
+  serve,
 } from './server.ts';
-export { underPrefix } from './mount-prefix.ts';
-export { resolveHostWithDns } from './resolve-host.ts';
+export { type AttachedWebSocket, attachWebSocket, type WebSocketOptions } from './websocket.ts';

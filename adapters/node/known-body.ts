@@ -42,13 +42,35 @@ class DeferredBodyResponse extends Response {
 // On the prototype, where Response keeps them too (lib.dom types them as properties, hence not class members).
 const real = DeferredBodyResponse.materialized;
 Object.defineProperties(DeferredBodyResponse.prototype, {
-  body: { get(this: DeferredBodyResponse) { return real(this).body; }, configurable: true },
-  bodyUsed: { get(this: DeferredBodyResponse) { return DeferredBodyResponse.used(this); }, configurable: true },
-  clone: { value(this: DeferredBodyResponse) { return DeferredBodyResponse.copy(this); }, writable: true, configurable: true },
+  body: {
+    get(this: DeferredBodyResponse) {
+      return real(this).body;
+    },
+    configurable: true,
+  },
+  bodyUsed: {
+    get(this: DeferredBodyResponse) {
+      return DeferredBodyResponse.used(this);
+    },
+    configurable: true,
+  },
+  clone: {
+    value(this: DeferredBodyResponse) {
+      return DeferredBodyResponse.copy(this);
+    },
+    writable: true,
+    configurable: true,
+  },
   ...Object.fromEntries(
     ['arrayBuffer', 'blob', 'bytes', 'formData', 'json', 'text'].map((name) => [
       name,
-      { value(this: DeferredBodyResponse) { return (real(this) as unknown as Record<string, () => unknown>)[name](); }, writable: true, configurable: true },
+      {
+        value(this: DeferredBodyResponse) {
+          return (real(this) as unknown as Record<string, () => unknown>)[name]();
+        },
+        writable: true,
+        configurable: true,
+      },
     ]),
   ),
 });

@@ -26,7 +26,10 @@ function drained(res: ServerResponse): Promise<void> {
 /** True when the promise settles before the event loop turns once. */
 function settlesNow(promise: Promise<unknown>): Promise<boolean> {
   return Promise.race([
-    promise.then(() => true, () => true),
+    promise.then(
+      () => true,
+      () => true,
+    ),
     new Promise<boolean>((resolve) => setImmediate(resolve, false)),
   ]);
 }

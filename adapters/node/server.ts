@@ -2,12 +2,12 @@
 // framework, and `serve` for a standalone server with WebSockets attached.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger, Service } from '../../core/types.ts';
 import { consoleLogger } from '../../core/log.ts';
+import type { Logger, Service } from '../../core/types.ts';
 import { errorFields, refusal, statusOf } from './errors.ts';
 import { deferredJsonResponse } from './known-body.ts';
-import { incomingMessageToRequest, type NodeRequestOptions, type RequestParts } from './request.ts';
 import { normalizeMountPrefix, underPrefix } from './mount-prefix.ts';
+import { incomingMessageToRequest, type NodeRequestOptions, type RequestParts } from './request.ts';
 import { ClientGoneError } from './request-body.ts';
 import { writeResponse } from './response.ts';
 import { attachWebSocket, type WebSocketOptions } from './websocket.ts';
@@ -108,7 +108,12 @@ export interface RunningServer {
 export async function serve(service: Service, opts: ServeOptions = {}): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
   const server = createServer(createNodeHandler(service, opts));
-  const ws = attachWebSocket(server, service, { trustProxy: opts.trustProxy, maxPayload: opts.maxPayload, logger: opts.logger, mountPrefix: opts.mountPrefix });
+  const ws = attachWebSocket(server, service, {
+    trustProxy: opts.trustProxy,
+    maxPayload: opts.maxPayload,
+    logger: opts.logger,
+    mountPrefix: opts.mountPrefix,
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, host, () => {

@@ -4,14 +4,14 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import type { Logger, Service, WsPeer } from '../../core/types.ts';
-import { writeRawResponse } from './raw-response.ts';
-import { requestHeaders, requestUrl } from './request-head.ts';
+import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { consoleLogger } from '../../core/log.ts';
+import type { Logger, Service, WsPeer } from '../../core/types.ts';
 import { guardHook } from '../../core/ws/guard-hook.ts';
 import { errorFields, statusOf } from './errors.ts';
 import { normalizeMountPrefix, underPrefix } from './mount-prefix.ts';
+import { writeRawResponse } from './raw-response.ts';
+import { requestHeaders, requestUrl } from './request-head.ts';
 
 export interface WebSocketOptions {
   trustProxy?: boolean;
@@ -133,8 +133,10 @@ export function attachWebSocket(server: Server, service: Service, opts: WebSocke
       for (const socket of pending) socket.destroy();
       const peers = [...wss.clients];
       for (const ws of peers) ws.close(1001, 'server shutting down');
-      const gone = peers.map((ws) => new Promise<void>((resolve) => ws.readyState === ws.CLOSED ? resolve() : ws.once('close', () => resolve())));
-      const grace = setTimeout(() => peers.forEach((ws) => ws.terminate()), 1000);
+      const gone = peers.map((ws) => new Promise<void>((resolve) => (ws.readyState === ws.CLOSED ? resolve() : ws.once('close', () => resolve()))));
+      const grace = setTimeout(() => {
+        for (const ws of peers) ws.terminate();
+      }, 1000);
       await Promise.all(gone);
       clearTimeout(grace);
       await new Promise<void>((resolve) => wss.close(() => resolve()));

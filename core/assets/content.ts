@@ -62,9 +62,14 @@ export async function getAssetContent(request: Request, ctx: ServiceContext, id:
   const rangeHeader = ifRange !== null && ifRange !== etag ? null : request.headers.get('range');
   const range = parseRange(rangeHeader, size);
   if (range.kind === 'unsatisfiable') {
-    throw new ApiError('range_not_satisfiable', `The range cannot be served from ${size} bytes.`, { size_bytes: size }, {
-      'Content-Range': `bytes */${size}`,
-    });
+    throw new ApiError(
+      'range_not_satisfiable',
+      `The range cannot be served from ${size} bytes.`,
+      { size_bytes: size },
+      {
+        'Content-Range': `bytes */${size}`,
+      },
+    );
   }
   const slice = range.kind === 'partial' ? range.range : undefined;
   const body = request.method === 'HEAD' ? null : await ctx.blobs.get(asset.blob_key, slice);

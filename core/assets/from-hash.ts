@@ -6,8 +6,8 @@ import type { ServiceContext } from '../context.ts';
 import { ApiError, invalid } from '../errors.ts';
 import { parseHash } from '../hash.ts';
 import { withIdempotency } from '../idempotency.ts';
-import { FromHashBody, validate } from '../schemas.ts';
 import { readJson } from '../read-json.ts';
+import { FromHashBody, validate } from '../schemas.ts';
 import { mintAsset } from './ingest.ts';
 import { assetView } from './view.ts';
 
@@ -39,10 +39,7 @@ export async function assetFromHash(request: Request, ctx: ServiceContext): Prom
     // "Identical" means same path and tags, living at least as long as asked:
     // returning a shorter-lived record would shorten the retention requested.
     const same = existing.find(
-      (a) =>
-        a.file_path === filePath &&
-        sameTags(a.tags, body.tags) &&
-        (a.expires_at === null || (deadline !== null && a.expires_at >= deadline)),
+      (a) => a.file_path === filePath && sameTags(a.tags, body.tags) && (a.expires_at === null || (deadline !== null && a.expires_at >= deadline)),
     );
     if (same) {
       commitment.committed();

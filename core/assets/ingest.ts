@@ -17,10 +17,7 @@ export interface StagedBlob {
  * Streams `body` into a temporary object while hashing it. The writer is
  * aborted (nothing left behind) if the body fails.
  */
-export async function stageBlob(
-  ctx: ServiceBase,
-  body: AsyncIterable<Uint8Array>,
-): Promise<StagedBlob> {
+export async function stageBlob(ctx: ServiceBase, body: AsyncIterable<Uint8Array>): Promise<StagedBlob> {
   const hasher = await ctx.createHasher();
   const writer = await ctx.blobs.begin();
   let size = 0;

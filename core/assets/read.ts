@@ -1,11 +1,12 @@
 // GET and DELETE /api/v2/assets/{id}. Another account's asset, an expired one
 // and a deleted one all answer a plain 404, indistinguishable from absent.
+
+import * as v from 'valibot';
 import type { AccountRecord, AssetRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
-import { jsonResponse } from '../request-options.ts';
 import { notFound } from '../errors.ts';
+import { jsonResponse } from '../request-options.ts';
 import { AssetId } from '../schemas.ts';
-import * as v from 'valibot';
 import { collectBlob } from './ingest.ts';
 import { assetView } from './view.ts';
 

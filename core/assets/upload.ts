@@ -1,12 +1,13 @@
 // POST /api/v2/assets: a streamed multipart upload. The file part goes through
 // blake3 into a temporary blob while the small fields are gathered; only when
 // the whole body is in and valid is the blob committed and the asset minted.
-import { ApiError, invalid } from '../errors.ts';
+
 import type { ServiceContext } from '../context.ts';
+import { ApiError, invalid } from '../errors.ts';
 import { withIdempotency } from '../idempotency.ts';
 import { MultipartError, MultipartLimitError, multipartBoundary, parseMultipart, readPartText } from '../multipart.ts';
 import { UploadFields, validate } from '../schemas.ts';
-import { mintAsset, scheduleScan, stageBlob, type StagedBlob } from './ingest.ts';
+import { mintAsset, type StagedBlob, scheduleScan, stageBlob } from './ingest.ts';
 import { assetView } from './view.ts';
 
 const TEXT_FIELDS = new Set(['content_type', 'file_path', 'expected_hash', 'expires_in', 'tags', 'tags[]']);

@@ -1,7 +1,8 @@
 // The Asset object of the v2 contract, built from a stored record with a
 // fresh signed content URL on every read.
-import type { AssetRecord } from '../../storage/types.ts';
+
 import type * as v from 'valibot';
+import type { AssetRecord } from '../../storage/types.ts';
 import type { ServiceBase } from '../context.ts';
 import { isoTime, isoTimeOrNull } from '../iso-time.ts';
 import { linkBase } from '../links.ts';
@@ -71,12 +72,7 @@ export function assetViewAt(ctx: ServiceBase, base: string, asset: AssetRecord):
   };
 }
 
-export async function assetView(
-  ctx: ServiceBase,
-  request: Request,
-  asset: AssetRecord,
-  createdNew?: boolean,
-): Promise<AssetView> {
+export async function assetView(ctx: ServiceBase, request: Request, asset: AssetRecord, createdNew?: boolean): Promise<AssetView> {
   const view = assetViewAt(ctx, linkBase(ctx, request), asset);
   if (createdNew !== undefined) view.created_new = createdNew;
   if (asset.job_id !== null) view.job_id = asset.job_id;

@@ -15,7 +15,7 @@ import { executionError, historyStatus, nodeMeta } from './entries.ts';
 import { outputFileRef, outputsByNode, uiKeyOf } from './file-names.ts';
 import { updatedAt } from './job-status.ts';
 import { enumParam, intParam } from './params.ts';
-import { CLOUD_STATUSES, cloudStatus, jobStatusesOf, VISIBLE_STATUSES, type CloudStatus } from './status.ts';
+import { CLOUD_STATUSES, type CloudStatus, cloudStatus, jobStatusesOf, VISIBLE_STATUSES } from './status.ts';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 const MEDIA = ['image', 'video', 'audio'] as const;

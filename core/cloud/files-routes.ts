@@ -2,8 +2,9 @@
 // masks into the flat content-addressed namespace, and /view's redirect to a
 // signed content URL. Declared without the `/api` prefix; surface.ts serves
 // each under `/api` and bare.
-import { getNodeClassInfo, getObjectInfo } from './object-info.ts';
+
 import type { Route } from '../surface.ts';
+import { getNodeClassInfo, getObjectInfo } from './object-info.ts';
 import { uploadImage } from './upload-image.ts';
 import { uploadMask } from './upload-mask.ts';
 import { viewFile } from './view.ts';

@@ -23,7 +23,7 @@ async function entries(ctx: ServiceContext, jobs: JobRecord[]): Promise<Record<s
     Promise.all(jobs.map((j) => ctx.metadata.listJobAssets(j.account_id, j.id))),
   ]);
   const out: Record<string, unknown> = {};
-  jobs.forEach((job, i) => (out[job.id] = historyEntry(job, outputs[i], defs)));
+  for (const [i, job] of jobs.entries()) out[job.id] = historyEntry(job, outputs[i], defs);
   return out;
 }
 

@@ -1,12 +1,13 @@
 // Cloud-compatible routes (jobs): submission, status, queue, interrupt,
 // history, the cloud's job list, system stats and feature flags. Declared
 // without the `/api` prefix; surface.ts serves each under `/api` and bare.
+
+import type { Route } from '../surface.ts';
 import { getCloudJob, listCloudJobs } from './cloud-jobs.ts';
 import { getHistory, getHistoryItem } from './history.ts';
 import { getJobStatus } from './job-status.ts';
 import { getPrompt, postPrompt } from './prompt.ts';
 import { getQueue, postInterrupt, postQueue } from './queue.ts';
-import type { Route } from '../surface.ts';
 import { getFeatures, getSystemStats } from './system.ts';
 
 export const CLOUD_JOBS_ROUTES: Route[] = [

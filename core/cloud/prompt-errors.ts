@@ -7,7 +7,7 @@
 // submission use case's refusals are turned into this shape here.
 import type { NodeErrors, ValidationIssue } from '../../engine/types.ts';
 import type { ServiceContext } from '../context.ts';
-import { ApiError, toErrorResponse, type ErrorCode } from '../errors.ts';
+import { ApiError, type ErrorCode, toErrorResponse } from '../errors.ts';
 import type { WorkflowProblem } from '../jobs/check-workflow.ts';
 import { JobIdInUseError, PartnerKeyRequiredError, WorkflowRefusedError } from '../jobs/submit-workflow.ts';
 import { classTypeOf } from '../jobs/workflow-check.ts';

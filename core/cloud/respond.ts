@@ -1,7 +1,7 @@
 // How the cloud-compatible surface answers errors: its own body `{code,
 // message}` (the cloud contract's ErrorResponse), request-shape problems as
 // 400 as that surface documents.
-import { toErrorResponse, type ApiError, type ErrorCode } from '../errors.ts';
+import { type ApiError, type ErrorCode, toErrorResponse } from '../errors.ts';
 import type { Logger } from '../types.ts';
 
 /** The cloud surface says 400 for a bad request, where v2 says 422. */

@@ -6,9 +6,10 @@
 // `<hash><.ext>`; the answer is `{name, subfolder: '', type}`, the name a
 // workflow's LoadImage `image` input accepts. A PNG beyond 16384 px per edge
 // or 64 megapixels is a 400; a body beyond the upload limit a 413.
+
+import { type StagedBlob, stageBlob } from '../assets/ingest.ts';
 import type { ServiceContext } from '../context.ts';
 import { invalid } from '../errors.ts';
-import { stageBlob, type StagedBlob } from '../assets/ingest.ts';
 import { cloudAccount } from './auth.ts';
 import { checkSubfolder, fileType } from './file-params.ts';
 import { contentTypeOf, imageSizeProblem, keepPrefix, pngSize } from './sniff.ts';

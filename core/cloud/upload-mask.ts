@@ -6,12 +6,13 @@
 // caller, answered as `{name, subfolder: '', type, metadata}`. A bad
 // original_ref or an undecodable image is a 400, an original the caller does
 // not have a 404, a body beyond the upload limit a 413.
-import type { AccountRecord, AssetRecord } from '../../storage/types.ts';
-import type { ServiceContext } from '../context.ts';
-import { invalid, notFound } from '../errors.ts';
-import { stageBlob } from '../assets/ingest.ts';
+
 import { concatBytes } from '../../lib/bytes.ts';
 import { isRecord } from '../../lib/is-record.ts';
+import type { AccountRecord, AssetRecord } from '../../storage/types.ts';
+import { stageBlob } from '../assets/ingest.ts';
+import type { ServiceContext } from '../context.ts';
+import { invalid, notFound } from '../errors.ts';
 import type { MultipartPart } from '../multipart.ts';
 import { cloudAccount } from './auth.ts';
 import { findByFileName } from './file-names.ts';
@@ -95,7 +96,12 @@ export async function uploadMask(request: Request, ctx: ServiceContext): Promise
     const what = err.which === 'mask' ? 'the mask is not a valid PNG image' : 'the original is not a usable PNG image';
     throw invalid(`${field}: ${what}: ${err.message}`, field, 'bad image');
   }
-  const staged = await stageBlob(ctx, (async function* () { yield png; })());
+  const staged = await stageBlob(
+    ctx,
+    (async function* () {
+      yield png;
+    })(),
+  );
   const result = await storeUpload(ctx, request, account, staged, { fileName: 'mask.png', contentType: 'image/png', type });
   return Response.json(
     {

@@ -6,9 +6,9 @@
 // Re-uploading bytes the caller already holds under that name, as that type
 // and for at least as long, stores nothing new and answers the same name.
 import type { AccountRecord, AssetRecord } from '../../storage/types.ts';
-import type { ServiceContext } from '../context.ts';
-import { mintAsset, scheduleScan, type StagedBlob } from '../assets/ingest.ts';
+import { mintAsset, type StagedBlob, scheduleScan } from '../assets/ingest.ts';
 import { assetView } from '../assets/view.ts';
+import type { ServiceContext } from '../context.ts';
 import { extensionOf } from './file-names.ts';
 import type { FileType } from './file-params.ts';
 

@@ -7,9 +7,10 @@
 // ignored. A traversal attempt in either is a 400. Not supported: `channel`
 // (the reference re-encodes rgb/alpha) and `preview` (a re-encoded preview):
 // both are ignored and the file is served as stored.
+
+import { assetView } from '../assets/view.ts';
 import type { ServiceContext } from '../context.ts';
 import { notFound } from '../errors.ts';
-import { assetView } from '../assets/view.ts';
 import { cloudAccount } from './auth.ts';
 import { findByFileName } from './file-names.ts';
 import { checkFileName, checkSubfolder, fileType } from './file-params.ts';

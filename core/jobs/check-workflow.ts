@@ -4,7 +4,7 @@
 import type { ValidationResult } from '../../engine/types.ts';
 import type { AccountRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
-import { findAssetRefs, isUiExport, resolveAssetRefs, workflowErrors, type V2NodeErrors } from './workflow-check.ts';
+import { findAssetRefs, isUiExport, resolveAssetRefs, type V2NodeErrors, workflowErrors } from './workflow-check.ts';
 
 /** Why a workflow is refused: the v2 error, plus what the cloud surface needs for the reference's shape. */
 export interface WorkflowProblem {
@@ -30,9 +30,10 @@ async function assetProblems(ctx: ServiceContext, account: AccountRecord, workfl
       if (!found.get(ref.id)) reason = 'asset_not_found';
     }
     if (reason) {
-      const message = reason === 'malformed_asset_reference'
-        ? 'a core/ASSET reference needs info.id, an asset UUID'
-        : `no asset ${ref.id} is available to this account`;
+      const message =
+        reason === 'malformed_asset_reference'
+          ? 'a core/ASSET reference needs info.id, an asset UUID'
+          : `no asset ${ref.id} is available to this account`;
       (errors[ref.node_id] ??= []).push({ field: ref.field, reason, message });
     }
   }
@@ -50,11 +51,7 @@ async function assetProblems(ctx: ServiceContext, account: AccountRecord, workfl
  * Whether the workflow can run as submitted: not an editor export, not
  * empty, accepted by the engine, every asset reference the caller's.
  */
-export async function checkWorkflow(
-  ctx: ServiceContext,
-  account: AccountRecord,
-  workflow: Record<string, unknown>,
-): Promise<WorkflowProblem | null> {
+export async function checkWorkflow(ctx: ServiceContext, account: AccountRecord, workflow: Record<string, unknown>): Promise<WorkflowProblem | null> {
   if (isUiExport(workflow)) {
     return {
       code: 'workflow_format_ui',

@@ -24,12 +24,7 @@ export async function checkCredits(provider: CreditsProvider | undefined, accoun
 }
 
 /** Whether the charge went through: always without a provider, else the provider's word. */
-export async function chargeCredits(
-  provider: CreditsProvider | undefined,
-  accountId: string,
-  amount: number,
-  what: string,
-): Promise<boolean> {
+export async function chargeCredits(provider: CreditsProvider | undefined, accountId: string, amount: number, what: string): Promise<boolean> {
   if (provider === undefined) return true;
   if (provider.charge) return provider.charge(accountId, amount, what);
   return provider.hasCredits(accountId);

@@ -10,10 +10,10 @@
 // making the server hold them.
 import type { AccountRecord, JobRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
+import { errorText } from '../log.ts';
 import { createSseStream, SSE_HEADERS } from './sse.ts';
 import { isTerminal, type JobStatus } from './state-machine.ts';
 import { findOwnJob, isRetained, jobView, outputView } from './view.ts';
-import { errorText } from '../log.ts';
 
 const ROW_POLL_MS = 1000;
 /** Bytes a stream may have unread before snapshot frames are skipped. */

@@ -3,9 +3,9 @@
 // expire with the job; inputs are the account's live assets, by id or name.
 import type { ExecutionContext, OutputAsset } from '../../engine/types.ts';
 import type { AssetRecord, JobRecord } from '../../storage/types.ts';
-import type { ServiceBase } from '../context.ts';
 import { mintAsset, stageBlob } from '../assets/ingest.ts';
 import { findByFileName } from '../cloud/file-names.ts';
+import type { ServiceBase } from '../context.ts';
 
 type OutputInput = Parameters<ExecutionContext['commitOutput']>[0];
 
@@ -36,11 +36,7 @@ export const TEMP_RETENTION_MS = 24 * 3600 * 1000;
  * commits a re-run's file under the name of the output it matches).
  * Returns the asset and whether it is new.
  */
-export async function commitJobOutput(
-  ctx: ServiceBase,
-  job: JobRecord,
-  output: OutputInput,
-): Promise<{ asset: AssetRecord; created: boolean }> {
+export async function commitJobOutput(ctx: ServiceBase, job: JobRecord, output: OutputInput): Promise<{ asset: AssetRecord; created: boolean }> {
   const staged = await stageBlob(ctx, chunksOf(output.body));
   if (output.temporary) {
     // Not an output of the job (no job_id): a file of the account, fetchable by name for a day.
@@ -86,11 +82,7 @@ export async function readJobAsset(
   ref: { id?: string; name?: string },
 ): ReturnType<ExecutionContext['readAsset']> {
   // A name is a file path or a content-addressed name (what history and /ws show for outputs).
-  const asset = ref.id
-    ? await ctx.metadata.getAsset(accountId, ref.id, ctx.now())
-    : ref.name
-      ? await findByFileName(ctx, accountId, ref.name)
-      : null;
+  const asset = ref.id ? await ctx.metadata.getAsset(accountId, ref.id, ctx.now()) : ref.name ? await findByFileName(ctx, accountId, ref.name) : null;
   if (!asset) return null;
   const body = await ctx.blobs.get(asset.blob_key);
   // Collected between the row read and the byte read: as absent as a deleted asset.

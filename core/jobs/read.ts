@@ -3,9 +3,9 @@
 // unknown id all answer the same 404.
 import type { JobRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
-import { jsonResponse } from '../request-options.ts';
 import { notFound } from '../errors.ts';
-import { canTransition, transition, type JobStatus } from './state-machine.ts';
+import { jsonResponse } from '../request-options.ts';
+import { canTransition, type JobStatus, transition } from './state-machine.ts';
 import { findOwnJob, jobView } from './view.ts';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };

@@ -13,7 +13,6 @@ import { transition } from './state-machine.ts';
 
 const BATCH = 500;
 
-
 export async function recoverInterruptedJobs(ctx: ServiceBase, policy: 'rerun' | 'fail'): Promise<number> {
   let settled = 0;
   for (;;) {
@@ -35,7 +34,7 @@ export async function recoverInterruptedJobs(ctx: ServiceBase, policy: 'rerun' |
       if (ok) moved++;
     }
     settled += moved;
-    if (moved > 0) ctx.logger.info("recovered interrupted jobs", { count: moved, policy });
+    if (moved > 0) ctx.logger.info('recovered interrupted jobs', { count: moved, policy });
     if (jobs.length < BATCH || moved === 0) return settled;
   }
 }

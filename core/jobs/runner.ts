@@ -3,20 +3,20 @@
 // snapshots (row + live streams), commits outputs as they come, and ends the
 // row in its terminal status with a compare-and-set. A job aborted because
 // this instance is shutting down goes back to the queue instead.
-import { ExecutionError, type Engine, type ExecutionContext } from '../../engine/types.ts';
-import type { JobRecord } from '../../storage/types.ts';
+import { type Engine, type ExecutionContext, ExecutionError } from '../../engine/types.ts';
 import { toBase64 } from '../../lib/base64.ts';
-import type { ServiceBase } from '../context.ts';
 import { pause } from '../../lib/pause.ts';
+import type { JobRecord } from '../../storage/types.ts';
+import type { ServiceBase } from '../context.ts';
+import { errorText } from '../log.ts';
 import { partnerServices } from '../proxy/partner.ts';
 import type { AccountEvent, JobHub, PreviewPayload } from './hub.ts';
+import { EXPIRED_ERROR, INTERRUPTED_ERROR, jobError } from './job-errors.ts';
 import { commitJobOutput, readJobAsset, toOutputAsset } from './outputs.ts';
 import { createProgressTracker, type Progress, type ProgressTracker } from './progress.ts';
-import { EXPIRED_ERROR, INTERRUPTED_ERROR, jobError } from './job-errors.ts';
 import { transition } from './state-machine.ts';
 import { createThrottle } from './throttle.ts';
 import { countNodesToRun, resolveAssetRefs } from './workflow-check.ts';
-import { errorText } from '../log.ts';
 
 /** Why a running job's signal was aborted. */
 export class JobAbort extends Error {
@@ -84,11 +84,14 @@ function errorRecord(err: ExecutionError): Record<string, unknown> {
 
 export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<void> {
   const { ctx, engine, hub, active, extraData } = deps;
-  const log = (message: string, job: JobRecord, err: unknown) =>
-    ctx.logger.error(message, { job_id: job.id, error: errorText(err) });
+  const log = (message: string, job: JobRecord, err: unknown) => ctx.logger.error(message, { job_id: job.id, error: errorText(err) });
 
   /** Ends the row; returns the status it ended in (null when another writer moved it first). */
-  async function settle(job: JobRecord, outcome: Outcome, tracker: ProgressTracker): Promise<{ status: string; error: Record<string, unknown> | null } | null> {
+  async function settle(
+    job: JobRecord,
+    outcome: Outcome,
+    tracker: ProgressTracker,
+  ): Promise<{ status: string; error: Record<string, unknown> | null } | null> {
     const now = ctx.now();
     // Tried in order: the row is `running`, or `canceling` if a cancel came in meanwhile.
     const moves: Array<[from: 'running' | 'canceling', to: string, patch: Record<string, unknown>]> = [];
@@ -193,10 +196,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<v
         readAsset: (ref) => readJobAsset(ctx, job.account_id, ref),
         partner: partnerServices(ctx, job.account_id, extraData.get(job.id)),
       };
-      await engine.execute(
-        { id: job.id, account_id: job.account_id, workflow, extra_data: extraData.get(job.id) },
-        execution,
-      );
+      await engine.execute({ id: job.id, account_id: job.account_id, workflow, extra_data: extraData.get(job.id) }, execution);
       outcome = { kind: 'succeeded' };
     } catch (err) {
       const reason = controller.signal.aborted ? controller.signal.reason : undefined;
@@ -229,4 +229,3 @@ export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<v
 }
 
 const EXPIRED = Symbol('expired');
-

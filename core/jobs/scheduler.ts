@@ -25,11 +25,12 @@
 // The "served" order lives in this instance only; another instance keeps its
 // own. Queue depth in `admit` is a count then an insert elsewhere, so
 // concurrent submissions may overshoot the bound by their number.
-import { ApiError } from '../errors.ts';
-import { silentLogger, errorText } from '../log.ts';
-import type { Logger } from '../types.ts';
+
 import type { AccountStore, JobRecord, JobStore } from '../../storage/types.ts';
-import { checkCredits, type CreditsProvider } from './credits.ts';
+import { ApiError } from '../errors.ts';
+import { errorText, silentLogger } from '../log.ts';
+import type { Logger } from '../types.ts';
+import { type CreditsProvider, checkCredits } from './credits.ts';
 import { transition } from './state-machine.ts';
 import { createTierLimits, FALLBACK_TIER } from './tiers.ts';
 
@@ -115,9 +116,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
   const retryAfter = String(Math.max(1, Math.ceil(opts.retryAfterSeconds ?? 10)));
   const limits = createTierLimits(opts.tierLimits, opts.defaultTier ?? FALLBACK_TIER);
   const fallbackTier = opts.defaultTier ?? FALLBACK_TIER;
-  const tierOf =
-    opts.tierOf ??
-    (store.upsertAccount ? async (id: string) => (await store.upsertAccount!({ id })).tier : () => fallbackTier);
+  const tierOf = opts.tierOf ?? (store.upsertAccount ? async (id: string) => (await store.upsertAccount!({ id })).tier : () => fallbackTier);
   // Bounded by maxQueueDepth: no more accounts can have queued jobs than there are queued jobs.
   const accountScan = Math.max(maxQueueDepth, 1_000);
 

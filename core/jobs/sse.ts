@@ -60,7 +60,10 @@ export function sseEvent(message: SseMessage): string {
 
 /** A comment frame: clients ignore it, proxies see traffic (keepalive). */
 export function sseComment(text = ''): string {
-  return text.split(LINE_BREAK).map((line) => (line === '' ? ':\n' : `: ${line}\n`)).join('') + '\n';
+  return `${text
+    .split(LINE_BREAK)
+    .map((line) => (line === '' ? ':\n' : `: ${line}\n`))
+    .join('')}\n`;
 }
 
 export interface SseStreamOptions {

@@ -11,7 +11,7 @@ import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { checkWorkflow, type WorkflowProblem } from './check-workflow.ts';
 import { enqueueJob } from './enqueue.ts';
-import { partnerKey, partnerNodes, type PartnerKeyFields } from './partner-key.ts';
+import { type PartnerKeyFields, partnerKey, partnerNodes } from './partner-key.ts';
 
 /** The workflow cannot run as submitted (an editor export, no nodes, the engine's verdict, a foreign asset). */
 export class WorkflowRefusedError extends Error {

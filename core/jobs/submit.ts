@@ -4,8 +4,8 @@
 // refusals are rendered by the v2 surface (core/v2/errors.ts).
 import { isRecord } from '../../lib/is-record.ts';
 import type { ServiceContext } from '../context.ts';
-import { mountPrefix } from '../links.ts';
 import { invalid } from '../errors.ts';
+import { mountPrefix } from '../links.ts';
 import { readJson } from '../read-json.ts';
 import { EXTRA_DATA_KEYS, JobSubmission, validate } from '../schemas.ts';
 import { submitWorkflow } from './submit-workflow.ts';

@@ -3,14 +3,14 @@
 // are host-relative, carrying the prefix the service is mounted under.
 import { isUuid } from '../../lib/uuid.ts';
 import type { AccountRecord, AssetRecord, JobRecord } from '../../storage/types.ts';
+import { signedContentUrl } from '../assets/view.ts';
+import type { ServiceContext } from '../context.ts';
+import { notFound } from '../errors.ts';
+import { isoTime, isoTimeOrNull } from '../iso-time.ts';
+import { linkBase, mountPrefix } from '../links.ts';
 import type { JobView, OutputView } from './job-schema.ts';
 import { toOutputAsset } from './outputs.ts';
 import { isTerminal, type JobStatus } from './state-machine.ts';
-import { signedContentUrl } from '../assets/view.ts';
-import type { ServiceContext } from '../context.ts';
-import { linkBase, mountPrefix } from '../links.ts';
-import { notFound } from '../errors.ts';
-import { isoTime, isoTimeOrNull } from '../iso-time.ts';
 
 export const jobPath = (id: string) => `/api/v2/jobs/${id}`;
 
@@ -49,12 +49,7 @@ export interface JobViewOptions {
   outputs?: AssetRecord[];
 }
 
-export async function jobView(
-  ctx: ServiceContext,
-  request: Request,
-  job: JobRecord,
-  opts: JobViewOptions = {},
-): Promise<JobView> {
+export async function jobView(ctx: ServiceContext, request: Request, job: JobRecord, opts: JobViewOptions = {}): Promise<JobView> {
   // A job that never started has no outputs yet, only a queued one has a position: no query for those.
   const wantsPosition = opts.queuePosition === undefined && job.status === 'queued';
   const wantsOutputs = opts.outputs === undefined && job.started_at !== null;

@@ -18,12 +18,7 @@ export async function proxyAccount(request: Request, ctx: Pick<ServiceContext, '
 }
 
 /** Charges `amount` credits for `what`; throws ApiError('insufficient_credits') when the provider refuses. */
-export async function chargeCredits(
-  ctx: Pick<ServiceContext, 'credits'>,
-  accountId: string,
-  amount: number,
-  what: string,
-): Promise<void> {
+export async function chargeCredits(ctx: Pick<ServiceContext, 'credits'>, accountId: string, amount: number, what: string): Promise<void> {
   if (!(await charge(ctx.credits, accountId, amount, what))) {
     throw new ApiError('insufficient_credits', `The account has not enough credits for ${what} (${amount} needed).`);
   }

@@ -22,7 +22,10 @@ function problemError(p: WorkflowProblem): ApiError {
 /** Partner nodes sent without the key: 422 invalid_workflow naming each node. */
 function partnerKeyError(err: PartnerKeyRequiredError): ApiError {
   const node_errors: V2NodeErrors = {};
-  for (const [id] of err.nodes) node_errors[id] = [{ field: 'extra_data.api_key_platform_org', reason: 'api_key_required', message: 'A partner node needs extra_data.api_key_platform_org' }];
+  for (const [id] of err.nodes)
+    node_errors[id] = [
+      { field: 'extra_data.api_key_platform_org', reason: 'api_key_required', message: 'A partner node needs extra_data.api_key_platform_org' },
+    ];
   return new ApiError('invalid_workflow', err.message, { node_errors, reason: 'api_key_required' });
 }
 

@@ -5,10 +5,10 @@
 // causes, a `status` recount included. A peer that stops reading is closed
 // once its unsent bytes pass the cap, instead of growing server memory.
 import type { ServiceContext } from '../context.ts';
+import { errorText } from '../log.ts';
 import type { WsPeer } from '../types.ts';
 import { jsonFrame, previewImageFrame, previewWithMetadataFrame } from './frames.ts';
 import { createMessageTranslator, type MessageTranslator, type Outgoing } from './messages.ts';
-import { errorText } from '../log.ts';
 
 /** Close code for a peer dropped for not reading (policy violation). */
 export const SLOW_PEER_CLOSE_CODE = 1008;

@@ -5,8 +5,8 @@
 // counting it, so the connection layer does the one storage read.
 import type { EngineEvent } from '../../engine/types.ts';
 import type { AccountEvent } from '../jobs/hub.ts';
-import { textFrame, type PreviewFormat, type PreviewMetadata } from './frames.ts';
-import { executionErrorData, interruptedData, newJobState, progressStateData, type JobState, type NodeState } from './job-state.ts';
+import { type PreviewFormat, type PreviewMetadata, textFrame } from './frames.ts';
+import { executionErrorData, interruptedData, type JobState, type NodeState, newJobState, progressStateData } from './job-state.ts';
 import { rewriteOutputRefs } from './output-refs.ts';
 
 export type Outgoing =

@@ -16,12 +16,21 @@
 // part. Files whose bytes differ (a node that is not deterministic) are new
 // outputs next to the earlier ones. So the job ends with each output once,
 // and what a user already fetched stays valid.
-import { EngineNotReadyError, type Engine, type EngineJob, type ExecutionContext, type NodeDefinition, type OutputAsset, type Workflow } from '../types.ts';
+
+import type { HttpDispatcher } from '../../lib/http-dispatcher.ts';
+import {
+  type Engine,
+  type EngineJob,
+  EngineNotReadyError,
+  type ExecutionContext,
+  type NodeDefinition,
+  type OutputAsset,
+  type Workflow,
+} from '../types.ts';
+import { type DefinitionOf, validateWorkflow } from '../validate-workflow.ts';
 import { createPool } from './pool.ts';
 import { runJob } from './run-job.ts';
-import { validateWorkflow, type DefinitionOf } from '../validate-workflow.ts';
 import { definitionsOf } from './validate.ts';
-import type { HttpDispatcher } from '../../lib/http-dispatcher.ts';
 import { DEFAULT_TIMEOUTS } from './worker-client.ts';
 import { WorkerLostError } from './worker-lost.ts';
 

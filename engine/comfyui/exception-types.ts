@@ -18,12 +18,13 @@ export function mapExceptionType(workerType: string, message: string, classType:
   if (/OutOfMemory|\bOOM\b|out of memory|Allocation on device/i.test(text)) return 'OOMError';
   if (/insufficient (credits|funds|balance)|payment required/i.test(text)) return 'InsufficientFundsError';
   // Partner nodes answer 401 "Unauthorized: Please login first" when the account's key is not (or no longer) entitled.
-  if ((/subscription/i.test(text) && /inactive|not active|expired/i.test(text)) || /Unauthorized: Please login/i.test(text)) return 'InactiveSubscriptionError';
+  if ((/subscription/i.test(text) && /inactive|not active|expired/i.test(text)) || /Unauthorized: Please login/i.test(text))
+    return 'InactiveSubscriptionError';
   if (/ValidationError|prompt_outputs_failed_validation|failed validation/i.test(text)) return 'ValidationError';
   if (/ModelDownloadError/.test(type)) return 'ModelDownloadError';
   if (/ImageDownloadError/.test(type)) return 'ImageDownloadError';
   const notFound = /FileNotFoundError|No such file|not found|does not exist/i.test(text);
-  if (notFound && (MODEL_FILE.test(message) || MODEL_DIR.test(message) || /Loader/i.test(classType ?? '') && !/LoadImage/i.test(classType ?? ''))) {
+  if (notFound && (MODEL_FILE.test(message) || MODEL_DIR.test(message) || (/Loader/i.test(classType ?? '') && !/LoadImage/i.test(classType ?? '')))) {
     return 'ModelDownloadError';
   }
   if (/(download|fetch)(ing)? (the )?(input )?image|image.*(download|fetch).*fail/i.test(message)) return 'ImageDownloadError';
@@ -37,6 +38,17 @@ export function executionErrorOf(data: Record<string, unknown>): ExecutionError 
   const message = str(data.exception_message) ?? 'The workflow failed on the worker.';
   const classType = str(data.node_type);
   // format_tb lines end in a newline already; some workers send bare lines.
-  const traceback = Array.isArray(data.traceback) ? data.traceback.map((l) => (String(l).endsWith('\n') ? String(l) : `${l}\n`)).join('').trimEnd() : str(data.traceback);
-  return new ExecutionError(message.trim() || 'The workflow failed on the worker.', mapExceptionType(str(data.exception_type) ?? '', message, classType), str(data.node_id), classType, traceback || null);
+  const traceback = Array.isArray(data.traceback)
+    ? data.traceback
+        .map((l) => (String(l).endsWith('\n') ? String(l) : `${l}\n`))
+        .join('')
+        .trimEnd()
+    : str(data.traceback);
+  return new ExecutionError(
+    message.trim() || 'The workflow failed on the worker.',
+    mapExceptionType(str(data.exception_type) ?? '', message, classType),
+    str(data.node_id),
+    classType,
+    traceback || null,
+  );
 }

@@ -4,7 +4,7 @@
 // server hiccups while the job itself is fine. A 4xx is final (the file is
 // not there), and so is the consumer's own failure (our store).
 import { pause } from '../../lib/pause.ts';
-import { WorkerHttpError, WorkerUnreachable, type ViewedFile, type WorkerClient } from './worker-client.ts';
+import { type ViewedFile, type WorkerClient, WorkerHttpError, WorkerUnreachable } from './worker-client.ts';
 
 export interface ViewRetries {
   tries: number;
@@ -39,7 +39,10 @@ export async function withView<T>(
       return await consume({ ...file, body: watched });
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      const failure = broke !== null ? new WorkerUnreachable(`view ${ref.filename}: the transfer broke off (${broke instanceof Error ? broke.message : String(broke)})`) : err;
+      const failure =
+        broke !== null
+          ? new WorkerUnreachable(`view ${ref.filename}: the transfer broke off (${broke instanceof Error ? broke.message : String(broke)})`)
+          : err;
       const transient = failure instanceof WorkerUnreachable || (failure instanceof WorkerHttpError && failure.status >= 500);
       if (!transient || attempt >= retries.tries) throw failure;
       await pause(retries.firstDelayMs * 2 ** (attempt - 1), signal);

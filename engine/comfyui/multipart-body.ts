@@ -13,7 +13,10 @@ export interface MultipartFile {
 const enc = new TextEncoder();
 const quote = (s: string) => s.replace(/[\r\n"\\]/g, (c) => (c === '"' ? '%22' : c === '\\' ? '\\\\' : ' '));
 
-export function multipartBody(fields: Record<string, string>, file: MultipartFile): {
+export function multipartBody(
+  fields: Record<string, string>,
+  file: MultipartFile,
+): {
   content_type: string;
   length: number | undefined;
   body: AsyncIterable<Uint8Array>;

@@ -11,7 +11,7 @@
 import { createBLAKE3 } from 'hash-wasm';
 import type { ExecutionContext, OutputAsset } from '../types.ts';
 import { withView } from './fetch-output.ts';
-import { fileRefsOf, renameRefs, textsOf, type FileRef } from './output-files.ts';
+import { type FileRef, fileRefsOf, renameRefs, textsOf } from './output-files.ts';
 import type { WorkerClient } from './worker-client.ts';
 
 export interface NodeOutputs {
@@ -79,7 +79,14 @@ export function createNodeOutputs(opts: NodeOutputsOptions): NodeOutputs {
     return withView(client, where, signal, async (file) => {
       const served = file.content_type?.split(';')[0].trim();
       const content_type = ref.content_type === 'application/octet-stream' && served ? served : ref.content_type;
-      return ctx.commitOutput({ node_id: ref.node_id, name: twin?.name ?? ref.filename, type: ref.type, content_type, body: file.body, temporary: ref.temporary || undefined });
+      return ctx.commitOutput({
+        node_id: ref.node_id,
+        name: twin?.name ?? ref.filename,
+        type: ref.type,
+        content_type,
+        body: file.body,
+        temporary: ref.temporary || undefined,
+      });
     });
   }
 

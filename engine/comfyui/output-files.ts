@@ -19,13 +19,41 @@ export interface FileRef {
 }
 
 const CONTENT_TYPES: Record<string, string> = {
-  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif', bmp: 'image/bmp',
-  tif: 'image/tiff', tiff: 'image/tiff', avif: 'image/avif', svg: 'image/svg+xml', exr: 'image/x-exr',
-  mp4: 'video/mp4', webm: 'video/webm', mov: 'video/quicktime', mkv: 'video/x-matroska', avi: 'video/x-msvideo', m4v: 'video/mp4',
-  wav: 'audio/wav', mp3: 'audio/mpeg', flac: 'audio/flac', ogg: 'audio/ogg', opus: 'audio/opus', m4a: 'audio/mp4', aac: 'audio/aac',
-  txt: 'text/plain; charset=utf-8', json: 'application/json', csv: 'text/csv', md: 'text/markdown',
-  glb: 'model/gltf-binary', gltf: 'model/gltf+json', obj: 'model/obj', fbx: 'application/octet-stream', stl: 'model/stl',
-  latent: 'application/octet-stream', safetensors: 'application/octet-stream',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+  gif: 'image/gif',
+  bmp: 'image/bmp',
+  tif: 'image/tiff',
+  tiff: 'image/tiff',
+  avif: 'image/avif',
+  svg: 'image/svg+xml',
+  exr: 'image/x-exr',
+  mp4: 'video/mp4',
+  webm: 'video/webm',
+  mov: 'video/quicktime',
+  mkv: 'video/x-matroska',
+  avi: 'video/x-msvideo',
+  m4v: 'video/mp4',
+  wav: 'audio/wav',
+  mp3: 'audio/mpeg',
+  flac: 'audio/flac',
+  ogg: 'audio/ogg',
+  opus: 'audio/opus',
+  m4a: 'audio/mp4',
+  aac: 'audio/aac',
+  txt: 'text/plain; charset=utf-8',
+  json: 'application/json',
+  csv: 'text/csv',
+  md: 'text/markdown',
+  glb: 'model/gltf-binary',
+  gltf: 'model/gltf+json',
+  obj: 'model/obj',
+  fbx: 'application/octet-stream',
+  stl: 'model/stl',
+  latent: 'application/octet-stream',
+  safetensors: 'application/octet-stream',
 };
 
 const extOf = (name: string) => /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase() ?? '';
@@ -59,7 +87,11 @@ export function outputTypeOf(key: string, filename: string): OutputType {
 /** A ui value entry that names a file: `{filename, subfolder?, type?}`. */
 function asRef(v: unknown): { filename: string; subfolder: string; folder: string } | null {
   if (!isRecord(v) || typeof v.filename !== 'string' || v.filename === '') return null;
-  return { filename: v.filename, subfolder: typeof v.subfolder === 'string' ? v.subfolder : '', folder: typeof v.type === 'string' ? v.type : 'output' };
+  return {
+    filename: v.filename,
+    subfolder: typeof v.subfolder === 'string' ? v.subfolder : '',
+    folder: typeof v.type === 'string' ? v.type : 'output',
+  };
 }
 
 /** Whether an input takes a file by name: the reference flags these (`image_upload`, `video_upload`, `audio_upload`, `upload`). */

@@ -6,9 +6,10 @@
 // A worker still holding a prompt we canceled (or timed out) gets no job
 // until its /queue no longer lists it, which the health loop checks; only
 // then is that slot free again.
-import type { EngineReadiness, NodeDefinition } from '../types.ts';
-import { decodeBinaryFrame, type BinaryFrame } from './binary-frames.ts';
+
 import type { HttpDispatcher } from '../../lib/http-dispatcher.ts';
+import type { EngineReadiness, NodeDefinition } from '../types.ts';
+import { type BinaryFrame, decodeBinaryFrame } from './binary-frames.ts';
 import { createWorkerClient, type WorkerClient, type WorkerTimeouts } from './worker-client.ts';
 import { openWorkerSocket, type WorkerSocket } from './worker-socket.ts';
 
@@ -144,7 +145,8 @@ export function createPool(opts: PoolOptions): Pool {
         return;
       }
       listeners.get(pid)?.onMessage(msg);
-      const ended = ['execution_success', 'execution_error', 'execution_interrupted'].includes(msg.type) || (msg.type === 'executing' && msg.data.node == null);
+      const ended =
+        ['execution_success', 'execution_error', 'execution_interrupted'].includes(msg.type) || (msg.type === 'executing' && msg.data.node == null);
       if (ended && current === pid) current = null;
     }
 
@@ -270,7 +272,8 @@ export function createPool(opts: PoolOptions): Pool {
     },
     readiness() {
       if (workers.some((w) => w.healthy && w.defs)) return { state: 'ready' };
-      if (!workers.some((w) => w.everUp)) return { state: 'starting', detail: `waiting for a worker to answer (${workers.map((w) => w.url).join(', ')})` };
+      if (!workers.some((w) => w.everUp))
+        return { state: 'starting', detail: `waiting for a worker to answer (${workers.map((w) => w.url).join(', ')})` };
       return { state: 'unavailable', detail: 'no worker is reachable' };
     },
     async whenDefinitions(timeoutMs) {

@@ -9,7 +9,7 @@
 // worker's order. At the end the history entry commits what the messages
 // missed.
 import { isRecord } from '../../lib/is-record.ts';
-import { ExecutionError, type EngineEvent, type EngineJob, type ExecutionContext, type OutputAsset } from '../types.ts';
+import { type EngineEvent, type EngineJob, type ExecutionContext, ExecutionError, type OutputAsset } from '../types.ts';
 import { createEventOrder } from './event-order.ts';
 import { executionErrorOf, JOB_TIMEOUT } from './exception-types.ts';
 import { outputsOf, verdictOf } from './history-entry.ts';
@@ -97,7 +97,13 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
   });
   // Stops this run's file fetches once its result no longer matters (canceled, timed out, worker lost).
   const halt = new AbortController();
-  const outputs = createNodeOutputs({ client, ctx, signal: AbortSignal.any([ctx.signal, halt.signal]), earlier: opts.earlier, onCommitted: opts.onCommitted });
+  const outputs = createNodeOutputs({
+    client,
+    ctx,
+    signal: AbortSignal.any([ctx.signal, halt.signal]),
+    earlier: opts.earlier,
+    onCommitted: opts.onCommitted,
+  });
   let submitted = false;
   // A small prompt can finish on the socket before the worker's answer to the submit is read.
   let endedBeforeSubmit = false;

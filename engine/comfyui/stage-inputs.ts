@@ -6,16 +6,23 @@
 // worker refuses (4xx) fails the job naming the input; a worker fault (5xx,
 // no answer) is left to the caller, which tries another worker.
 import { isUuid } from '../../lib/uuid.ts';
-import { ExecutionError, type ExecutionContext, type NodeDefinition, type Workflow } from '../types.ts';
+import { type ExecutionContext, ExecutionError, type NodeDefinition, type Workflow } from '../types.ts';
 import { hasUploadFlag } from './output-files.ts';
-import { WorkerHttpError, type WorkerClient } from './worker-client.ts';
+import { type WorkerClient, WorkerHttpError } from './worker-client.ts';
 
 /** The reference's annotated form: "name.png [input]" names the file in that folder. */
 const ANNOTATION = /\s*\[(input|output|temp)\]$/;
 
 const EXTENSIONS: Record<string, string> = {
-  'image/png': '.png', 'image/jpeg': '.jpg', 'image/webp': '.webp', 'image/gif': '.gif',
-  'video/mp4': '.mp4', 'video/webm': '.webm', 'audio/wav': '.wav', 'audio/mpeg': '.mp3', 'audio/flac': '.flac',
+  'image/png': '.png',
+  'image/jpeg': '.jpg',
+  'image/webp': '.webp',
+  'image/gif': '.gif',
+  'video/mp4': '.mp4',
+  'video/webm': '.webm',
+  'audio/wav': '.wav',
+  'audio/mpeg': '.mp3',
+  'audio/flac': '.flac',
 };
 
 /** Whether an input takes a file by name: the reference flags these (`image_upload`, `video_upload`, `audio_upload`, `upload`). */
@@ -51,12 +58,21 @@ async function resolve(ctx: ExecutionContext, value: string): Promise<{ asset: A
 
 /** Makes a name the worker will accept as a plain file name in its input folder. */
 function uploadName(name: string, asset: Asset): string {
-  const base = name.split(/[\\/]/).pop()!.replace(/[^\w.\- ()[\]]+/g, '_') || asset.id;
+  const base =
+    name
+      .split(/[\\/]/)
+      .pop()!
+      .replace(/[^\w.\- ()[\]]+/g, '_') || asset.id;
   if (/\.[a-z0-9]{2,5}$/i.test(base)) return base;
   return `${base}${EXTENSIONS[asset.content_type.split(';')[0].trim().toLowerCase()] ?? ''}`;
 }
 
-export async function stageInputs(workflow: Workflow, defs: Record<string, NodeDefinition>, ctx: ExecutionContext, client: WorkerClient): Promise<Workflow> {
+export async function stageInputs(
+  workflow: Workflow,
+  defs: Record<string, NodeDefinition>,
+  ctx: ExecutionContext,
+  client: WorkerClient,
+): Promise<Workflow> {
   const candidates = assetCandidates(workflow, defs);
   if (candidates.length === 0) return workflow;
   const copy: Workflow = Object.fromEntries(Object.entries(workflow).map(([id, n]) => [id, { ...n, inputs: { ...n.inputs } }]));

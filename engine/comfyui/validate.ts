@@ -20,7 +20,10 @@ function relaxUploads(inputs: Record<string, InputSpec> | undefined): Record<str
 export function definitionsOf(defs: Record<string, NodeDefinition>): DefinitionOf {
   const relaxed = new Map<string, NodeDefinition>();
   for (const [name, def] of Object.entries(defs)) {
-    relaxed.set(name, { ...def, input: { ...def.input, required: relaxUploads(def.input?.required) ?? {}, optional: relaxUploads(def.input?.optional) } });
+    relaxed.set(name, {
+      ...def,
+      input: { ...def.input, required: relaxUploads(def.input?.required) ?? {}, optional: relaxUploads(def.input?.optional) },
+    });
   }
   return (classType) => (Object.hasOwn(defs, classType) ? relaxed.get(classType) : undefined);
 }

@@ -6,10 +6,10 @@
 // as down instead of holding its caller forever. Bodies of files stream;
 // nothing is buffered whole.
 import { Readable } from 'node:stream';
-import { request, type Dispatcher } from 'undici';
-import type { NodeDefinition } from '../types.ts';
-import { multipartBody, type MultipartFile } from './multipart-body.ts';
+import { type Dispatcher, request } from 'undici';
 import type { HttpDispatcher } from '../../lib/http-dispatcher.ts';
+import type { NodeDefinition } from '../types.ts';
+import { type MultipartFile, multipartBody } from './multipart-body.ts';
 
 export class WorkerUnreachable extends Error {
   override name = 'WorkerUnreachable';
@@ -17,7 +17,11 @@ export class WorkerUnreachable extends Error {
 
 export class WorkerHttpError extends Error {
   override name = 'WorkerHttpError';
-  constructor(readonly status: number, readonly body: string, what: string) {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+    what: string,
+  ) {
     super(`${what}: the worker answered ${status}${body ? `: ${body.slice(0, 500)}` : ''}`);
   }
 }
@@ -34,7 +38,9 @@ export interface WorkerTimeouts {
 
 export const DEFAULT_TIMEOUTS: WorkerTimeouts = { objectInfoMs: 30_000, submitMs: 30_000, requestMs: 5000 };
 
-export type SubmitResult = { ok: true; prompt_id: string; node_errors: Record<string, unknown> } | { ok: false; status: number; body: Record<string, unknown> };
+export type SubmitResult =
+  | { ok: true; prompt_id: string; node_errors: Record<string, unknown> }
+  | { ok: false; status: number; body: Record<string, unknown> };
 
 export interface WorkerClient {
   readonly url: string;
@@ -117,7 +123,8 @@ export function createWorkerClient(baseUrl: string, given?: HttpDispatcher, time
       } catch {
         body = { error: { type: 'invalid_response', message: res.text.slice(0, 500) } };
       }
-      if (res.status === 200) return { ok: true, prompt_id: String(body.prompt_id), node_errors: (body.node_errors ?? {}) as Record<string, unknown> };
+      if (res.status === 200)
+        return { ok: true, prompt_id: String(body.prompt_id), node_errors: (body.node_errors ?? {}) as Record<string, unknown> };
       if (res.status >= 500) throw new WorkerHttpError(res.status, res.text, 'submit');
       return { ok: false, status: res.status, body };
     },
@@ -158,7 +165,11 @@ export function createWorkerClient(baseUrl: string, given?: HttpDispatcher, time
         // checked below
       }
       if (typeof body?.name !== 'string') throw new WorkerHttpError(res.statusCode, answer, 'upload (no file name in the answer)');
-      return { name: body.name, subfolder: typeof body.subfolder === 'string' ? body.subfolder : '', type: typeof body.type === 'string' ? body.type : 'input' };
+      return {
+        name: body.name,
+        subfolder: typeof body.subfolder === 'string' ? body.subfolder : '',
+        type: typeof body.type === 'string' ? body.type : 'input',
+      };
     },
     async view(ref, signal) {
       const q = new URLSearchParams({ filename: ref.filename, subfolder: ref.subfolder, type: ref.type });

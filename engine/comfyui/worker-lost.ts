@@ -6,7 +6,10 @@ import { ExecutionError } from '../types.ts';
 import { WORKER_LOST } from './exception-types.ts';
 
 export class WorkerLostError extends ExecutionError {
-  constructor(message: string, readonly worker: string) {
+  constructor(
+    message: string,
+    readonly worker: string,
+  ) {
     super(message, WORKER_LOST);
   }
 }

@@ -11,8 +11,17 @@ export interface NodeRunContext {
   progress(value: number, max: number): void;
   preview(bytes: Uint8Array, format: 'png' | 'jpeg'): void;
   text(text: string): void;
-  commitOutput(output: { name: string; type: OutputType; content_type: string; body: Uint8Array | AsyncIterable<Uint8Array>; temporary?: boolean }): Promise<OutputAsset>;
-  readAsset(ref: { id?: string; name?: string }): Promise<{ id: string; content_type: string; size_bytes: number; body: ReadableStream<Uint8Array> } | null>;
+  commitOutput(output: {
+    name: string;
+    type: OutputType;
+    content_type: string;
+    body: Uint8Array | AsyncIterable<Uint8Array>;
+    temporary?: boolean;
+  }): Promise<OutputAsset>;
+  readAsset(ref: {
+    id?: string;
+    name?: string;
+  }): Promise<{ id: string; content_type: string; size_bytes: number; body: ReadableStream<Uint8Array> } | null>;
   /** Operator settings the node may consult (e.g. allowPrivateUrls). */
   readonly settings: Readonly<Record<string, unknown>>;
   /** For partner nodes: the account, credits and providers of the service running the job. */
@@ -68,9 +77,8 @@ export function defineNode(spec: NodeSpec): LocalNode {
       category: spec.category,
       python_module: 'graphrun.local',
       input: Object.keys(optional).length > 0 ? { required, optional } : { required },
-      input_order: Object.keys(optional).length > 0
-        ? { required: Object.keys(required), optional: Object.keys(optional) }
-        : { required: Object.keys(required) },
+      input_order:
+        Object.keys(optional).length > 0 ? { required: Object.keys(required), optional: Object.keys(optional) } : { required: Object.keys(required) },
       output: outputs.map((o) => o.type),
       output_name: outputs.map((o) => o.name ?? o.type),
       output_is_list: outputs.map((o) => o.is_list ?? false),

@@ -4,14 +4,14 @@
 // Lists: a node runs once with its inputs as given; the reference's per-index
 // runs (INPUT_IS_LIST / OUTPUT_IS_LIST) are not implemented yet.
 // Nodes must treat their inputs as read-only: cached values are shared.
-import { ExecutionError, type Engine, type EngineJob, type ExecutionContext } from '../types.ts';
+import { type Engine, type EngineJob, type ExecutionContext, ExecutionError } from '../types.ts';
+import { validateWorkflow } from '../validate-workflow.ts';
 import type { LocalNode, NodeResult } from './define-node.ts';
 import { createLruCache } from './lru-cache.ts';
 import { builtinNodes } from './nodes/index.ts';
-import { DependencyCycleError, planExecution, type PlannedNode } from './plan.ts';
+import { DependencyCycleError, type PlannedNode, planExecution } from './plan.ts';
 import { createRegistry } from './registry.ts';
 import { runNode, throwIfAborted } from './run-node.ts';
-import { validateWorkflow } from '../validate-workflow.ts';
 
 export interface LocalEngineOptions {
   /** Node classes this engine runs; all built-in nodes when absent. */

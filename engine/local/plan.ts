@@ -3,8 +3,8 @@
 // workflow order, inputs in declaration order): deterministic, every node
 // after the nodes it links from, and each output finished as early as it can.
 import type { Workflow } from '../types.ts';
+import { declaredInputs, type Link, readInput } from '../workflow-graph.ts';
 import type { LocalNode } from './define-node.ts';
-import { declaredInputs, readInput, type Link } from '../workflow-graph.ts';
 import type { NodeRegistry } from './registry.ts';
 
 export type PlannedInput = { link: Link } | { value: unknown };
@@ -76,7 +76,9 @@ export async function planExecution(workflow: Workflow, registry: NodeRegistry, 
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';

@@ -1,7 +1,7 @@
 // Runs one planned node: builds its NodeRunContext on top of the job's
 // ExecutionContext, and turns what a node throws into the reference's
 // execution_error terms (or lets a cancel through as the abort it is).
-import { ExecutionError, type ExecutionContext } from '../types.ts';
+import { type ExecutionContext, ExecutionError } from '../types.ts';
 import type { NodeResult, NodeRunContext } from './define-node.ts';
 import type { PlannedNode } from './plan.ts';
 
@@ -60,8 +60,6 @@ export async function runNode(
 export function toExecutionError(err: unknown, p: Pick<PlannedNode, 'id' | 'class_type'>): ExecutionError {
   if (!(err instanceof Error)) return new ExecutionError(String(err), 'NodeExecutionError', p.id, p.class_type, null);
   const own = (err as { exception_type?: unknown }).exception_type;
-  const type = typeof own === 'string' && own
-    ? own
-    : err.name.endsWith('Error') && err.name !== 'Error' ? err.name : 'NodeExecutionError';
+  const type = typeof own === 'string' && own ? own : err.name.endsWith('Error') && err.name !== 'Error' ? err.name : 'NodeExecutionError';
   return new ExecutionError(err.message, type, p.id, p.class_type, err.stack ?? null);
 }

@@ -1,10 +1,11 @@
 // Bridges PNG bytes and the IMAGE value: RGB goes into an ImageBatch of one,
 // alpha comes out separately as a mask in the reference's sense (1 - alpha).
-import { createImageBatch, type ImageBatch } from './batch.ts';
+
+import { PngError } from '../png/chunks.ts';
 import { decodePng } from '../png/decode.ts';
 import { encodePng, type PngEncodeOptions } from '../png/encode.ts';
-import { PngError } from '../png/chunks.ts';
 import type { PngLimits } from '../png/header.ts';
+import { createImageBatch, type ImageBatch } from './batch.ts';
 
 export interface PngImage {
   image: ImageBatch;

@@ -3,7 +3,7 @@
 // request validation (which only sniffs) and the local generator (which
 // fetches through the outbound guard and decodes).
 import { fromBase64 } from '../base64.ts';
-import { downloadBytes, parseOutboundUrl, type OutboundRequest } from '../net/url-guard.ts';
+import { downloadBytes, type OutboundRequest, parseOutboundUrl } from '../net/url-guard.ts';
 
 export type ImageKind = 'png' | 'jpeg' | 'webp';
 

@@ -8,7 +8,7 @@
 function parseIPv4(host: string): number[] | null {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
   const octets = m?.slice(1).map(Number);
-  return octets && octets.every((o) => o <= 255) ? octets : null;
+  return octets?.every((o) => o <= 255) ? octets : null;
 }
 
 /** Eight 16-bit groups, accepting "::" and a trailing dotted IPv4. */

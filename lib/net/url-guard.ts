@@ -138,10 +138,7 @@ async function exchange<T>(
 }
 
 /** GETs a URL's bytes through the guard; a non-2xx answer is an OutboundUrlError `status`. */
-export async function downloadBytes(
-  url: URL,
-  req: OutboundRequest,
-): Promise<{ bytes: Uint8Array; content_type: string | null; url: URL }> {
+export async function downloadBytes(url: URL, req: OutboundRequest): Promise<{ bytes: Uint8Array; content_type: string | null; url: URL }> {
   const maxBytes = req.maxBytes ?? DEFAULT_MAX_BYTES;
   return exchange(url, { method: 'GET' }, req, async (res, final) => {
     if (!res.ok) {

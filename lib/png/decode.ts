@@ -3,9 +3,9 @@
 // Ancillary chunks other than tRNS and text are skipped (gamma and colour
 // profiles are ignored, as the reference's loader ignores them).
 import { PngError, readChunks } from './chunks.ts';
-import { bitsPerPixel, parseHeader, passesOf, rawSize, rowBytes, type PngHeader, type PngLimits } from './header.ts';
-import { createBoundedInflater, type BoundedInflater } from './inflate.ts';
-import { paletteFloats, writePassPixels, type Transparency } from './pixels.ts';
+import { bitsPerPixel, type PngHeader, type PngLimits, parseHeader, passesOf, rawSize, rowBytes } from './header.ts';
+import { type BoundedInflater, createBoundedInflater } from './inflate.ts';
+import { paletteFloats, type Transparency, writePassPixels } from './pixels.ts';
 import { parseTextChunk } from './text.ts';
 import { unfilterRows } from './unfilter.ts';
 

@@ -55,14 +55,25 @@ export interface Pass {
   height: number;
 }
 
-const ADAM7 = [[0, 0, 8, 8], [4, 0, 8, 8], [0, 4, 4, 8], [2, 0, 4, 4], [0, 2, 2, 4], [1, 0, 2, 2], [0, 1, 1, 2]];
+const ADAM7 = [
+  [0, 0, 8, 8],
+  [4, 0, 8, 8],
+  [0, 4, 4, 8],
+  [2, 0, 4, 4],
+  [0, 2, 2, 4],
+  [1, 0, 2, 2],
+  [0, 1, 1, 2],
+];
 
 /** The passes in stored order; empty passes (tiny images) are left out, as they have no bytes. */
 export function passesOf(h: PngHeader): Pass[] {
   const layout = h.interlaced ? ADAM7 : [[0, 0, 1, 1]];
   return layout
     .map(([x0, y0, dx, dy]) => ({
-      x0, y0, dx, dy,
+      x0,
+      y0,
+      dx,
+      dy,
       width: h.width > x0 ? Math.ceil((h.width - x0) / dx) : 0,
       height: h.height > y0 ? Math.ceil((h.height - y0) / dy) : 0,
     }))

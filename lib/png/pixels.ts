@@ -49,10 +49,16 @@ export function writePassPixels(raw: Uint8Array, offset: number, stride: number,
     const outRow = (pass.y0 + y * pass.dy) * width;
     for (let x = 0; x < pass.width; x++) {
       const o = (outRow + pass.x0 + x * pass.dx) * channels;
-      let r: number, g: number, b: number, a = 1;
+      let r: number,
+        g: number,
+        b: number,
+        a = 1;
       if (colorType === 3) {
         const p = sampleAt(raw, row, x, depth) * 4;
-        r = palette![p]; g = palette![p + 1]; b = palette![p + 2]; a = palette![p + 3];
+        r = palette![p];
+        g = palette![p + 1];
+        b = palette![p + 2];
+        a = palette![p + 3];
       } else if (colorType === 0 || colorType === 4) {
         const s = sampleAt(raw, row, colorType === 0 ? x : 2 * x, depth);
         r = g = b = s * scale;
@@ -63,11 +69,15 @@ export function writePassPixels(raw: Uint8Array, offset: number, stride: number,
         const sr = sampleAt(raw, row, n * x, depth);
         const sg = sampleAt(raw, row, n * x + 1, depth);
         const sb = sampleAt(raw, row, n * x + 2, depth);
-        r = sr * scale; g = sg * scale; b = sb * scale;
+        r = sr * scale;
+        g = sg * scale;
+        b = sb * scale;
         if (n === 4) a = sampleAt(raw, row, n * x + 3, depth) * scale;
         else if (trns?.rgb && trns.rgb[0] === sr && trns.rgb[1] === sg && trns.rgb[2] === sb) a = 0;
       }
-      out[o] = r; out[o + 1] = g; out[o + 2] = b;
+      out[o] = r;
+      out[o + 1] = g;
+      out[o + 2] = b;
       if (channels === 4) out[o + 3] = a;
     }
   }

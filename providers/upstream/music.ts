@@ -6,11 +6,11 @@
 // failure is logged by the endpoint, never shown: a refusal before the
 // stream is a MusicProviderError (a 429 stays a 429, anything else a 502),
 // a broken or malformed stream after it a terminal error event.
-import { request, type Dispatcher } from 'undici';
+import { type Dispatcher, request } from 'undici';
 import { isRecord } from '../../lib/is-record.ts';
-import { MusicProviderError, type MusicProvider, type MusicRequest } from '../music.ts';
+import { type MusicProvider, MusicProviderError, type MusicRequest } from '../music.ts';
+import { excerpt, type UpstreamPoolOptions, upstreamPool } from './http.ts';
 import { LineTooLongError, ndjsonLines } from './ndjson-lines.ts';
-import { excerpt, upstreamPool, type UpstreamPoolOptions } from './http.ts';
 
 export interface UpstreamMusicOptions extends UpstreamPoolOptions {
   /** The vendor's music base, e.g. https://vendor.example/proxy/musicgen; `/t2m/generate` is appended. */

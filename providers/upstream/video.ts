@@ -11,9 +11,9 @@
 // other refusals final ones, a failed vendor task a failed task with the
 // generic message. The vendor and its output URLs are the operator's
 // configuration, trusted: they do not go through the outbound guard.
-import { request, type Dispatcher } from 'undici';
-import { VideoProviderError, type ProviderTaskState, type VideoProvider, type VideoRequest } from '../video.ts';
-import { excerpt, upstreamPool, type UpstreamPoolOptions } from './http.ts';
+import { type Dispatcher, request } from 'undici';
+import { type ProviderTaskState, type VideoProvider, VideoProviderError, type VideoRequest } from '../video.ts';
+import { excerpt, type UpstreamPoolOptions, upstreamPool } from './http.ts';
 
 export interface UpstreamVideoOptions extends UpstreamPoolOptions {
   /** The vendor's video base, e.g. https://vendor.example/proxy/videogen. */
@@ -86,7 +86,8 @@ export function createUpstreamVideoProvider(opts: UpstreamVideoOptions): Upstrea
 
   /** The video at the vendor's output URL, streamed and bounded. */
   async function download(output: { url?: unknown; content_type?: unknown }, signal: AbortSignal): Promise<ProviderTaskState> {
-    if (typeof output.url !== 'string' || !/^https?:\/\//i.test(output.url)) throw new VideoProviderError('video vendor reported success without an output URL', false);
+    if (typeof output.url !== 'string' || !/^https?:\/\//i.test(output.url))
+      throw new VideoProviderError('video vendor reported success without an output URL', false);
     // The signed URL is the credential: the vendor's token is not sent to wherever it points.
     let res: Dispatcher.ResponseData;
     try {
@@ -101,7 +102,10 @@ export function createUpstreamVideoProvider(opts: UpstreamVideoOptions): Upstrea
       res.body.destroy();
       throw new VideoProviderError(`video vendor output is ${declared} bytes, over the ${maxVideoBytes}-byte limit`, false);
     }
-    const type = String(output.content_type ?? res.headers['content-type'] ?? 'application/octet-stream').split(';')[0].trim().toLowerCase();
+    const type = String(output.content_type ?? res.headers['content-type'] ?? 'application/octet-stream')
+      .split(';')[0]
+      .trim()
+      .toLowerCase();
     const body = res.body;
     async function* chunks(): AsyncIterable<Uint8Array> {
       let size = 0;
@@ -126,7 +130,8 @@ export function createUpstreamVideoProvider(opts: UpstreamVideoOptions): Upstrea
       const res = await send(`${base}/multiframe`, signal, { method: 'POST', body: JSON.stringify(video), accept: 'application/json' });
       if (res.statusCode !== 200 && res.statusCode !== 201) throw await refusal('the task creation', res);
       const json = (await readJsonBody(res.body)) as { task_id?: unknown } | null;
-      if (typeof json?.task_id !== 'string' || json.task_id === '') throw new VideoProviderError('video vendor created a task without a task_id', false);
+      if (typeof json?.task_id !== 'string' || json.task_id === '')
+        throw new VideoProviderError('video vendor created a task without a task_id', false);
       return { id: json.task_id };
     },
     async status(id, signal) {

@@ -6,7 +6,7 @@
 // start) and a filesystem with hard links and case-sensitive names.
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { link, mkdir, open, readdir, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, link, mkdir, open, readdir, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { checkByteRange } from '../byte-range.ts';
 import type { BlobStore } from '../types.ts';

@@ -1,7 +1,7 @@
 // The BlobWriter of the fs store: bytes go to a temp file; commit makes them
 // durable and hands over to `publish`, which links them under the key and
 // removes the temp file.
-import { unlink, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, unlink } from 'node:fs/promises';
 import type { BlobWriter } from '../types.ts';
 
 const BATCH_BYTES = 1024 * 1024;
@@ -104,7 +104,6 @@ export function createTempWriter(
         await batches[0];
         throwIfFailed();
       }
-
     },
 
     async commit(key) {

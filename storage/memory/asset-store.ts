@@ -25,8 +25,7 @@ export function createMemoryAssetStore({ blobs, assets, blocked }: MemoryAssetTa
     const blob = blobs.get(a.blob_key)!;
     return { ...a, node_id: a.node_id ?? null, output_type: a.output_type ?? null, tags: [...a.tags], hash: blob.hash, size_bytes: blob.size };
   };
-  const hashTaken = (hash: string | null, key: string) =>
-    hash !== null && [...blobs.values()].some((b) => b.hash === hash && b.key !== key);
+  const hashTaken = (hash: string | null, key: string) => hash !== null && [...blobs.values()].some((b) => b.hash === hash && b.key !== key);
   const liveOf = (accountId: string, now: number) => [...assets.values()].filter((a) => a.account_id === accountId && isLive(a, now));
 
   return {
@@ -56,7 +55,9 @@ export function createMemoryAssetStore({ blobs, assets, blocked }: MemoryAssetTa
       return a && a.account_id === accountId && isLive(a, now) ? view(a) : null;
     },
     async findAssetByPath(accountId, filePath, now) {
-      const found = liveOf(accountId, now).filter((a) => a.file_path === filePath).sort(newestFirst);
+      const found = liveOf(accountId, now)
+        .filter((a) => a.file_path === filePath)
+        .sort(newestFirst);
       return found.length > 0 ? view(found[0]) : null;
     },
     async listAssetsByHash(accountId, hash, now) {

@@ -3,9 +3,9 @@ import type { Storage } from '../types.ts';
 import { createMemoryBlobStore } from './blob-store.ts';
 import { createMemoryMetadataStore } from './metadata-store.ts';
 
+export type { BlobStore, MetadataStore, Storage } from '../types.ts';
 export { createMemoryBlobStore } from './blob-store.ts';
 export { createMemoryMetadataStore } from './metadata-store.ts';
-export type { BlobStore, MetadataStore, Storage } from '../types.ts';
 
 export function createMemoryStorage(): Storage {
   return { metadata: createMemoryMetadataStore(), blobs: createMemoryBlobStore() };

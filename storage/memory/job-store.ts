@@ -65,10 +65,14 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
 
     async listJobsByStatus(statuses, limit) {
       const wanted = new Set(statuses);
-      return select((j) => wanted.has(j.status)).slice(0, limit).map(copy);
+      return select((j) => wanted.has(j.status))
+        .slice(0, limit)
+        .map(copy);
     },
     async listQueuedJobs(accountId, limit) {
-      return select((j) => j.status === 'queued' && j.account_id === accountId).slice(0, limit).map(copy);
+      return select((j) => j.status === 'queued' && j.account_id === accountId)
+        .slice(0, limit)
+        .map(copy);
     },
     async listAccountsWithQueuedJobs(limit) {
       const oldest = new Map<string, number>();

@@ -33,7 +33,10 @@ export function createMemoryVideoTaskStore(): VideoTaskStore {
         .map(copy);
     },
     async deleteExpiredVideoTasks(now, limit) {
-      const ids = [...tasks.values()].filter((t) => t.expires_at <= now).slice(0, limit).map((t) => t.id);
+      const ids = [...tasks.values()]
+        .filter((t) => t.expires_at <= now)
+        .slice(0, limit)
+        .map((t) => t.id);
       for (const id of ids) tasks.delete(id);
       return ids;
     },

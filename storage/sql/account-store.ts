@@ -22,7 +22,11 @@ export function createSqlAccountStore(db: Kysely<Database>): AccountStore {
         const now = Date.now();
         // One row per hash: a hash configured twice belongs to the last account naming it.
         const rows = new Map(keys.map((k) => [k.key_hash, { key_hash: k.key_hash, account_id: k.account_id, created_at: now }]));
-        if (rows.size > 0) await tx.insertInto('api_keys').values([...rows.values()]).execute();
+        if (rows.size > 0)
+          await tx
+            .insertInto('api_keys')
+            .values([...rows.values()])
+            .execute();
       });
     },
     async findAccountByKeyHash(keyHash) {

@@ -8,10 +8,7 @@ import type { AssetStore } from '../types.ts';
 import { unreferenced } from './rows.ts';
 import type { Database } from './schema.ts';
 
-type AssetCleanup = Pick<
-  AssetStore,
-  'blockBlob' | 'isBlobBlocked' | 'deleteExpiredAssets' | 'listUnreferencedBlobs' | 'deleteBlobIfUnreferenced'
->;
+type AssetCleanup = Pick<AssetStore, 'blockBlob' | 'isBlobBlocked' | 'deleteExpiredAssets' | 'listUnreferencedBlobs' | 'deleteBlobIfUnreferenced'>;
 
 export function createSqlAssetCleanup(db: Kysely<Database>): AssetCleanup {
   return {
@@ -35,37 +32,19 @@ export function createSqlAssetCleanup(db: Kysely<Database>): AssetCleanup {
       // reports only rows this statement removed, so two sweepers never double-count.
       const rows = await db
         .deleteFrom('assets')
-        .where('id', 'in', (eb) =>
-          eb
-            .selectFrom('assets')
-            .select('id')
-            .where('expires_at', '<=', now)
-            .orderBy('expires_at')
-            .limit(limit),
-        )
+        .where('id', 'in', (eb) => eb.selectFrom('assets').select('id').where('expires_at', '<=', now).orderBy('expires_at').limit(limit))
         .where('expires_at', '<=', now)
         .returning('blob_key')
         .execute();
       return rows.map((r) => r.blob_key);
     },
     async listUnreferencedBlobs(limit) {
-      const rows = await db
-        .selectFrom('blobs')
-        .select('key')
-        .where(unreferenced)
-        .orderBy('created_at')
-        .orderBy('key')
-        .limit(limit)
-        .execute();
+      const rows = await db.selectFrom('blobs').select('key').where(unreferenced).orderBy('created_at').orderBy('key').limit(limit).execute();
       return rows.map((r) => r.key);
     },
     async deleteBlobIfUnreferenced(key) {
       // One statement: an asset committed concurrently either blocks the delete or fails its FK.
-      const result = await db
-        .deleteFrom('blobs')
-        .where('key', '=', key)
-        .where(unreferenced)
-        .executeTakeFirst();
+      const result = await db.deleteFrom('blobs').where('key', '=', key).where(unreferenced).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     },
   };

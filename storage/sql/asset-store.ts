@@ -4,7 +4,7 @@
 import type { Kysely } from 'kysely';
 import type { AssetStore } from '../types.ts';
 import { createSqlAssetCleanup } from './asset-cleanup.ts';
-import { queryTemplate, type DirectReader } from './query-template.ts';
+import { type DirectReader, queryTemplate } from './query-template.ts';
 import { live, selectAssets, toAsset, toBlob } from './rows.ts';
 import type { Database } from './schema.ts';
 
@@ -51,11 +51,7 @@ export function createSqlAssetStore(db: Kysely<Database>, direct?: DirectReader)
     },
 
     async getAsset(accountId, id, now) {
-      const row = await selectAssets(db)
-        .where('assets.id', '=', id)
-        .where('assets.account_id', '=', accountId)
-        .where(live(now))
-        .executeTakeFirst();
+      const row = await selectAssets(db).where('assets.id', '=', id).where('assets.account_id', '=', accountId).where(live(now)).executeTakeFirst();
       return row ? toAsset(row) : null;
     },
     async findAssetByPath(accountId, filePath, now) {
@@ -82,12 +78,7 @@ export function createSqlAssetStore(db: Kysely<Database>, direct?: DirectReader)
       return (await jobAssets(jobId, accountId)).map(toAsset);
     },
     async deleteAsset(accountId, id, now) {
-      const result = await db
-        .deleteFrom('assets')
-        .where('id', '=', id)
-        .where('account_id', '=', accountId)
-        .where(live(now))
-        .executeTakeFirst();
+      const result = await db.deleteFrom('assets').where('id', '=', id).where('account_id', '=', accountId).where(live(now)).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     },
   };

@@ -2,10 +2,10 @@
 // and queue): one account's jobs by status, retention and output kind, in the
 // query's order, a page at a time. The only job reads that look at assets
 // (an EXISTS on the job's outputs).
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { AccountJobFilter, JobStore } from '../types.ts';
 import { toJob } from './rows.ts';
-import { toNumber, type Database } from './schema.ts';
+import { type Database, toNumber } from './schema.ts';
 
 type JobListing = Pick<JobStore, 'listAccountJobs' | 'countAccountJobs'>;
 

@@ -16,9 +16,9 @@
 import type { Kysely, Updateable } from 'kysely';
 import type { JobRecord, JobStore } from '../types.ts';
 import { createSqlJobListing } from './job-listing.ts';
-import { queryTemplate, type DirectReader } from './query-template.ts';
+import { type DirectReader, queryTemplate } from './query-template.ts';
 import { toJob } from './rows.ts';
-import { toNumber, type Database, type JobsTable } from './schema.ts';
+import { type Database, type JobsTable, toNumber } from './schema.ts';
 
 const JOB_SEQ = 'job_seq';
 const EXPIRED = 'expired';
@@ -131,7 +131,10 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
     },
     async countJobs(statuses, accountId) {
       if (statuses.length === 0) return 0;
-      let query = db.selectFrom('jobs').select((eb) => eb.fn.countAll().as('n')).where('status', 'in', statuses);
+      let query = db
+        .selectFrom('jobs')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('status', 'in', statuses);
       if (accountId !== undefined) query = query.where('account_id', '=', accountId);
       return toNumber((await query.executeTakeFirstOrThrow()).n);
     },

@@ -2,7 +2,7 @@
 // (bundlers and Lambda have no migration folder to read). Only schema-builder
 // calls that mean the same on SQLite and PostgreSQL: text, bigint, composite
 // primary keys, plain indexes. Never edit a shipped migration; add one.
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': {

@@ -2,7 +2,7 @@
 // compiling a small query (parsing references, visiting the tree) than
 // SQLite spends running it, on every call; a template is compiled with
 // marker values once, and each call only swaps the real values in.
-import { createQueryId, type Compilable, type CompiledQuery, type Kysely } from 'kysely';
+import { type Compilable, type CompiledQuery, createQueryId, type Kysely } from 'kysely';
 
 const marker = (i: number) => `\u0000graphrun-template-arg-${i}\u0000`;
 
@@ -19,8 +19,8 @@ export type DirectReader = (sql: string, parameters: readonly unknown[]) => unkn
  * it runs once, with marker strings for the arguments. Rows come back as
  * `execute()` would return them.
  */
-export function queryTemplate<A extends unknown[], R>(
-  db: Kysely<any>,
+export function queryTemplate<A extends unknown[], R, DB>(
+  db: Kysely<DB>,
   arity: A['length'],
   build: (...args: A) => Compilable<R>,
   direct?: DirectReader,

@@ -3,7 +3,7 @@
 // size from the blob.
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { AccountRecord, AssetRecord, BlobRecord, JobRecord } from '../types.ts';
-import { toNumber, type Database } from './schema.ts';
+import { type Database, toNumber } from './schema.ts';
 
 /** Live means not expired at `now`; a null expiry never expires. */
 export const live = (now: number) => (eb: ExpressionBuilder<Database, 'assets'>) =>

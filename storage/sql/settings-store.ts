@@ -12,7 +12,11 @@ export function createSqlSettingsStore(db: Kysely<Database>): SettingsStore {
     async initSetting(key, value) {
       // Insert-if-absent, then read back: of racing writers (other instances
       // too) the first insert wins and every caller gets the stored value.
-      await db.insertInto('settings').values({ key, value }).onConflict((oc) => oc.column('key').doNothing()).execute();
+      await db
+        .insertInto('settings')
+        .values({ key, value })
+        .onConflict((oc) => oc.column('key').doNothing())
+        .execute();
       const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirstOrThrow();
       return row.value;
     },

@@ -10,11 +10,11 @@
 // acquiring, running and releasing would do, minus a dozen promise hops
 // through kysely that cost more than an indexed read.
 import {
-  SqliteDialect,
   type DatabaseConnection,
   type Driver,
   type QueryCompiler,
   type SqliteDatabase,
+  SqliteDialect,
   type SqliteDialectConfig,
   type TransactionSettings,
 } from 'kysely';

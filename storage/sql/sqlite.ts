@@ -30,9 +30,7 @@ export interface SqliteStorageOptions {
 // process crashes in WAL mode; busy_timeout waits out another process's write.
 const PRAGMAS = ['journal_mode = WAL', 'synchronous = NORMAL', 'foreign_keys = ON', 'busy_timeout = 5000'];
 
-export async function createSqliteStorage(
-  opts: SqliteStorageOptions,
-): Promise<Storage & { close(): Promise<void> }> {
+export async function createSqliteStorage(opts: SqliteStorageOptions): Promise<Storage & { close(): Promise<void> }> {
   // Loaded lazily, so runtimes that inject their own driver never load the native module.
   const database = opts.database ?? new (await import('better-sqlite3')).default(opts.filename);
   // kysely prepares every query anew; the cache reuses statements by SQL text.

@@ -3,7 +3,7 @@
 // says who won, as for jobs.
 import type { Kysely, Selectable, Updateable } from 'kysely';
 import type { VideoTaskRecord, VideoTaskStore } from '../types.ts';
-import { toNumber, type Database, type VideoTasksTable } from './schema.ts';
+import { type Database, toNumber, type VideoTasksTable } from './schema.ts';
 
 const toTask = (r: Selectable<Database['video_tasks']>): VideoTaskRecord => ({
   ...r,

@@ -7,14 +7,7 @@
 // tested against realistic messages.
 import type { LocalNode } from '../../engine/local/define-node.ts';
 
-export type InjectedErrorKind =
-  | 'oom'
-  | 'model_missing'
-  | 'image_download'
-  | 'insufficient_funds'
-  | 'inactive_subscription'
-  | 'runtime'
-  | 'value';
+export type InjectedErrorKind = 'oom' | 'model_missing' | 'image_download' | 'insufficient_funds' | 'inactive_subscription' | 'runtime' | 'value';
 
 export interface InjectedError {
   /** A canned error of the real server (see ERROR_CATALOG), or a custom one. */
@@ -82,11 +75,22 @@ const tb = (...frames: Array<[file: string, line: number, fn: string, code: stri
   frames.map(([file, line, fn, code]) => `  File "${file}", line ${line}, in ${fn}\n    ${code}\n`);
 
 const EXEC_FRAMES = tb(
-  ['/ComfyUI/execution.py', 496, 'execute', 'output_data, output_ui, has_subgraph, has_pending_tasks = await get_output_data(prompt_id, unique_id, obj, input_data_all, execution_block_cb=execution_block_cb, pre_execute_cb=pre_execute_cb, hidden_inputs=hidden_inputs)'],
-  ['/ComfyUI/execution.py', 315, 'get_output_data', 'return_values = await _async_map_node_over_list(prompt_id, unique_id, obj, input_data_all, obj.FUNCTION, allow_interrupt=True, execution_block_cb=execution_block_cb, pre_execute_cb=pre_execute_cb, hidden_inputs=hidden_inputs)'],
+  [
+    '/ComfyUI/execution.py',
+    496,
+    'execute',
+    'output_data, output_ui, has_subgraph, has_pending_tasks = await get_output_data(prompt_id, unique_id, obj, input_data_all, execution_block_cb=execution_block_cb, pre_execute_cb=pre_execute_cb, hidden_inputs=hidden_inputs)',
+  ],
+  [
+    '/ComfyUI/execution.py',
+    315,
+    'get_output_data',
+    'return_values = await _async_map_node_over_list(prompt_id, unique_id, obj, input_data_all, obj.FUNCTION, allow_interrupt=True, execution_block_cb=execution_block_cb, pre_execute_cb=pre_execute_cb, hidden_inputs=hidden_inputs)',
+  ],
 );
 
-const OOM_TIPS = 'This error means you ran out of memory on your GPU.\n\nTIPS: If the workflow worked before you might have accidentally set the batch_size to a large number.';
+const OOM_TIPS =
+  'This error means you ran out of memory on your GPU.\n\nTIPS: If the workflow worked before you might have accidentally set the batch_size to a large number.';
 
 /** What the real server reports for each kind of failure. */
 export const ERROR_CATALOG: Record<InjectedErrorKind, { exception_type: string; exception_message: string; traceback: string[] }> = {
@@ -98,12 +102,28 @@ export const ERROR_CATALOG: Record<InjectedErrorKind, { exception_type: string; 
   model_missing: {
     exception_type: 'FileNotFoundError',
     exception_message: "Model in folder 'checkpoints' with filename 'sd_xl_base_1.0.safetensors' not found.",
-    traceback: [...EXEC_FRAMES, ...tb(['/ComfyUI/folder_paths.py', 310, 'get_full_path_or_raise', 'raise FileNotFoundError(f"Model in folder \'{folder_name}\' with filename \'{filename}\' not found.")'])],
+    traceback: [
+      ...EXEC_FRAMES,
+      ...tb([
+        '/ComfyUI/folder_paths.py',
+        310,
+        'get_full_path_or_raise',
+        "raise FileNotFoundError(f\"Model in folder '{folder_name}' with filename '{filename}' not found.\")",
+      ]),
+    ],
   },
   image_download: {
     exception_type: 'Exception',
     exception_message: 'Failed to download image from https://example.com/missing.png: 404 Not Found',
-    traceback: [...EXEC_FRAMES, ...tb(['/ComfyUI/comfy_api_nodes/util/download_helpers.py', 88, 'download_url_to_bytesio', 'raise Exception(f"Failed to download image from {url}: {e}")'])],
+    traceback: [
+      ...EXEC_FRAMES,
+      ...tb([
+        '/ComfyUI/comfy_api_nodes/util/download_helpers.py',
+        88,
+        'download_url_to_bytesio',
+        'raise Exception(f"Failed to download image from {url}: {e}")',
+      ]),
+    ],
   },
   insufficient_funds: {
     exception_type: 'Exception',
@@ -118,7 +138,10 @@ export const ERROR_CATALOG: Record<InjectedErrorKind, { exception_type: string; 
   runtime: {
     exception_type: 'RuntimeError',
     exception_message: 'mat1 and mat2 shapes cannot be multiplied (154x768 and 2048x320)',
-    traceback: [...EXEC_FRAMES, ...tb(['/ComfyUI/comfy/ops.py', 68, 'forward_comfy_cast_weights', 'return torch.nn.functional.linear(input, weight, bias)'])],
+    traceback: [
+      ...EXEC_FRAMES,
+      ...tb(['/ComfyUI/comfy/ops.py', 68, 'forward_comfy_cast_weights', 'return torch.nn.functional.linear(input, weight, bias)']),
+    ],
   },
   value: {
     exception_type: 'ValueError',

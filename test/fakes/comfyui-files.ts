@@ -96,6 +96,9 @@ export function createFileStore(root: string): FileStore {
       if (!within(dirs.input, path) || !existsSync(path) || !statSync(path).isFile()) return null;
       return new Uint8Array(readFileSync(path));
     },
-    list: (type) => readdirSync(dirs[type], { recursive: true }).map(String).filter((f) => statSync(join(dirs[type], f)).isFile()),
+    list: (type) =>
+      readdirSync(dirs[type], { recursive: true })
+        .map(String)
+        .filter((f) => statSync(join(dirs[type], f)).isFile()),
   };
 }

@@ -39,9 +39,11 @@ export const fakeSaveFile = defineNode({
     for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31 + 7) & 0xff;
     const prefix = String(filename_prefix).replace(/[\\/]+/g, '_') || 'ComfyUI';
     const [ext, content_type, type] =
-      kind === 'audio' ? ['flac', 'audio/flac', 'audio'] as const
-      : kind === 'video' ? ['mp4', 'video/mp4', 'video'] as const
-      : ['bin', 'application/octet-stream', 'file'] as const;
+      kind === 'audio'
+        ? (['flac', 'audio/flac', 'audio'] as const)
+        : kind === 'video'
+          ? (['mp4', 'video/mp4', 'video'] as const)
+          : (['bin', 'application/octet-stream', 'file'] as const);
     const name = `${prefix}_00001_.${ext}`;
     await ctx.commitOutput({ name, type, content_type, body: bytes });
     if (kind === 'audio') return { outputs: [], ui: { audio: [ref(name)] } };

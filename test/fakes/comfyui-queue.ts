@@ -3,7 +3,7 @@
 // engine; each ends with execution_success / execution_error /
 // execution_interrupted, its history entry written, a status broadcast, and
 // the final `executing {node: null}` — in that order, as the real server.
-import { ExecutionError, type Engine, type Workflow } from '../../engine/types.ts';
+import { type Engine, ExecutionError, type Workflow } from '../../engine/types.ts';
 import type { FileStore } from './comfyui-files.ts';
 import { createPromptRun, formatInputs, type PromptRun, type WorkerMessage } from './comfyui-run.ts';
 

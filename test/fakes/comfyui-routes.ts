@@ -4,8 +4,8 @@
 // to stream from disk.
 import { randomUUID } from 'node:crypto';
 import type { Engine, Workflow } from '../../engine/types.ts';
-import type { FileStore, FileType } from './comfyui-files.ts';
 import type { FakeWorkerFailures } from './comfyui-failures.ts';
+import type { FileStore, FileType } from './comfyui-files.ts';
 import type { PromptQueue, QueueItem } from './comfyui-queue.ts';
 import { SERVER_FEATURES } from './comfyui-ws.ts';
 
@@ -44,7 +44,8 @@ export function createRoutes(deps: RouteDeps) {
     if (given !== undefined && (typeof given !== 'string' || !LOWER_UUID.test(given))) {
       return badPrompt('invalid_prompt_id', 'Invalid prompt_id', `prompt_id must be a lowercase UUID, got ${JSON.stringify(given)}`);
     }
-    if (typeof given === 'string' && queue.seen.has(given)) return badPrompt('invalid_prompt_id', 'Invalid prompt_id', `prompt_id ${given} is already used`);
+    if (typeof given === 'string' && queue.seen.has(given))
+      return badPrompt('invalid_prompt_id', 'Invalid prompt_id', `prompt_id ${given} is already used`);
     const prompt_id = (given as string | undefined) ?? randomUUID();
     let n: number;
     if (typeof body.number === 'number' || typeof body.number === 'string') n = Number(body.number);
@@ -185,7 +186,15 @@ function systemStats() {
       argv: ['main.py', '--listen', '0.0.0.0'],
     },
     devices: [
-      { name: 'cuda:0 NVIDIA GeForce RTX 4090 : cudaMallocAsync', type: 'cuda', index: 0, vram_total: 25_393_692_672, vram_free: 24_000_000_000, torch_vram_total: 0, torch_vram_free: 0 },
+      {
+        name: 'cuda:0 NVIDIA GeForce RTX 4090 : cudaMallocAsync',
+        type: 'cuda',
+        index: 0,
+        vram_total: 25_393_692_672,
+        vram_free: 24_000_000_000,
+        torch_vram_total: 0,
+        torch_vram_free: 0,
+      },
     ],
   };
 }

@@ -4,8 +4,9 @@
 // and with its fields (progress_state before executing/progress, executed
 // then the node's finished progress_state, ...). It also builds the history
 // entry's outputs, meta and status messages.
-import type { EngineEvent, ExecutionContext, OutputAsset } from '../../engine/types.ts';
+
 import type { PreviewFormat } from '../../core/ws/frames.ts';
+import type { EngineEvent, ExecutionContext, OutputAsset } from '../../engine/types.ts';
 import type { FileStore } from './comfyui-files.ts';
 
 /** What the fake sends to the prompt's client: a text frame, a preview (type 1 or 4 per client), or a text frame (type 3). */
@@ -139,7 +140,15 @@ export function createPromptRun(prompt_id: string, files: FileStore, send: (msg:
         if (!renames.has(o.node_id)) renames.set(o.node_id, new Map());
         renames.get(o.node_id)!.set(o.name, name);
         committed++;
-        return { id: `${prompt_id}-${committed}`, node_id: o.node_id, name, type: o.type, content_type: o.content_type, size_bytes: bytes.byteLength, hash: null };
+        return {
+          id: `${prompt_id}-${committed}`,
+          node_id: o.node_id,
+          name,
+          type: o.type,
+          content_type: o.content_type,
+          size_bytes: bytes.byteLength,
+          hash: null,
+        };
       },
       async readAsset(ref) {
         const name = ref.name ?? ref.id;
@@ -159,7 +168,8 @@ export function formatInputs(inputs: Record<string, unknown>): Record<string, un
 }
 
 function describe(v: unknown): string {
-  if (isRecord(v) && typeof v.width === 'number' && typeof v.height === 'number') return `tensor of shape [${v.count ?? 1}, ${v.height}, ${v.width}, 3]`;
+  if (isRecord(v) && typeof v.width === 'number' && typeof v.height === 'number')
+    return `tensor of shape [${v.count ?? 1}, ${v.height}, ${v.width}, 3]`;
   try {
     return JSON.stringify(v) ?? String(v);
   } catch {

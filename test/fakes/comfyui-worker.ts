@@ -14,7 +14,7 @@ import { createLocalEngine } from '../../engine/local/engine.ts';
 import { builtinNodes } from '../../engine/local/nodes/index.ts';
 import type { Engine } from '../../engine/types.ts';
 import { createTestNodes, type TestNodes } from '../helpers/local-nodes.ts';
-import { defaultFailures, wrapNode, type FakeWorkerFailures, type NodeObserver } from './comfyui-failures.ts';
+import { defaultFailures, type FakeWorkerFailures, type NodeObserver, wrapNode } from './comfyui-failures.ts';
 import { createFileStore, type FileStore } from './comfyui-files.ts';
 import { failRoute, toWebRequest, writeResult } from './comfyui-http.ts';
 import { fakeNodes } from './comfyui-nodes.ts';
@@ -148,13 +148,14 @@ export async function startFakeWorker(opts: FakeWorkerOptions = {}): Promise<Fak
   });
 
   const host = opts.host ?? '127.0.0.1';
-  const listen = (port: number) => new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
   await listen(opts.port ?? 0);
   const port = (server.address() as { port: number }).port;
 

@@ -4,10 +4,11 @@
 // message; prompt messages to that prompt's client only, previews as type 4
 // to clients that said supports_preview_metadata and type 1 to the others;
 // status broadcasts to everyone. Every frame sent is recorded for tests.
+
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { randomUUID } from 'node:crypto';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { jsonFrame, previewImageFrame, previewWithMetadataFrame, textFrame } from '../../core/ws/frames.ts';
 import type { WorkerMessage } from './comfyui-run.ts';
 
@@ -107,9 +108,12 @@ export function createWsHub(opts: {
       if (msg.kind === 'json') return sendJson(s, msg.type, msg.data);
       if (msg.kind === 'text') return sendBinary(s, textFrame(msg.node_id, msg.text));
       const meta = { node_id: msg.node_id, prompt_id: msg.prompt_id, display_node_id: msg.node_id, parent_node_id: null, real_node_id: msg.node_id };
-      sendBinary(s, s.featureFlags?.supports_preview_metadata === true
-        ? previewWithMetadataFrame(meta, msg.format, msg.bytes)
-        : previewImageFrame(msg.format, msg.bytes));
+      sendBinary(
+        s,
+        s.featureFlags?.supports_preview_metadata === true
+          ? previewWithMetadataFrame(meta, msg.format, msg.bytes)
+          : previewImageFrame(msg.format, msg.bytes),
+      );
     },
     broadcastStatus() {
       for (const s of sockets.values()) sendJson(s, 'status', status());

@@ -45,8 +45,10 @@ export async function startFakeVideoVendor(token = 'video-vendor-token'): Promis
   let next = 0;
   let base = '';
 
-  const json = (res: ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-  const oops = (res: ServerResponse, status: number) => json(res, status, { message: `internal: ${VIDEO_VENDOR_SECRET}`, details: [VIDEO_VENDOR_SECRET] });
+  const json = (res: ServerResponse, status: number, body: unknown) =>
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const oops = (res: ServerResponse, status: number) =>
+    json(res, status, { message: `internal: ${VIDEO_VENDOR_SECRET}`, details: [VIDEO_VENDOR_SECRET] });
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     let text = '';
@@ -77,7 +79,8 @@ export async function startFakeVideoVendor(token = 'video-vendor-token'): Promis
       const b = task.behaviour;
       if (b.kind === 'poll-errors' && n <= b.count) return oops(res, 503);
       const step = b.kind === 'poll-errors' ? n - b.count : n;
-      if (b.kind === 'task-failed' && step >= 2) return json(res, 200, { task_id: poll[1], state: 'failed', error: { message: VIDEO_VENDOR_SECRET } });
+      if (b.kind === 'task-failed' && step >= 2)
+        return json(res, 200, { task_id: poll[1], state: 'failed', error: { message: VIDEO_VENDOR_SECRET } });
       const state = step === 1 ? 'queueing' : step === 2 ? 'processing' : 'success';
       const body: Record<string, unknown> = { task_id: poll[1], state };
       if (state === 'success') body.output = { url: `${base}/outputs/${poll[1]}`, content_type: 'video/mp4' };

@@ -61,7 +61,7 @@ export function readApng(bytes: Uint8Array): Apng {
     const length = buf.readUInt32BE(at);
     const type = buf.toString('latin1', at + 4, at + 8);
     const data = buf.subarray(at + 8, at + 8 + length);
-    if ((crc32(buf.subarray(at + 4, at + 8 + length)) >>> 0) !== buf.readUInt32BE(at + 8 + length)) throw new Error(`CRC of ${type}`);
+    if (crc32(buf.subarray(at + 4, at + 8 + length)) >>> 0 !== buf.readUInt32BE(at + 8 + length)) throw new Error(`CRC of ${type}`);
     chunks.push({ type, data });
     at += 12 + length;
   }

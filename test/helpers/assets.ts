@@ -3,7 +3,7 @@
 import { randomBytes as nodeRandomBytes } from 'node:crypto';
 import { blake3 } from 'hash-wasm';
 import { expect } from 'vitest';
-import { uploadForm, type Harness } from './harness.ts';
+import { type Harness, uploadForm } from './harness.ts';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -92,11 +92,7 @@ export async function expectEnvelope(res: Response, status: number, code: string
 }
 
 /** Asserts the values of an Asset (without pinning the key set) against the bytes it holds. */
-export async function expectAssetOf(
-  asset: any,
-  bytes: Uint8Array,
-  expected: { content_type?: string; file_path?: string | null } = {},
-) {
+export async function expectAssetOf(asset: any, bytes: Uint8Array, expected: { content_type?: string; file_path?: string | null } = {}) {
   expect(asset.id).toMatch(UUID);
   expect(asset.hash).toBe(await blake3Of(bytes));
   expect(asset.hash).toMatch(/^blake3:[0-9a-f]{64}$/);
@@ -151,7 +147,7 @@ export function multipartBody(boundary: string, parts: Part[], opts: { close?: b
     if (p.filename !== undefined) head += `; filename="${p.filename}"`;
     head += '\r\n';
     if (p.contentType) head += `Content-Type: ${p.contentType}\r\n`;
-    chunks.push(head + '\r\n', p.data, '\r\n');
+    chunks.push(`${head}\r\n`, p.data, '\r\n');
   }
   if (opts.close !== false) chunks.push(`--${boundary}--\r\n`);
   return concatBytes(...chunks);

@@ -5,7 +5,7 @@
 // source through tsx, so these tests check the code as it is now, never a
 // build of it that may be stale; bin/graphrun.js, which runs the build on
 // plain node, is checked installed from the tarball (package-consumer.test.ts).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

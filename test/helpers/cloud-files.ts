@@ -7,7 +7,7 @@ import type { ServiceOptions } from '../../index.ts';
 import { encodePng } from '../../lib/png/index.ts';
 import { blake3Of } from './assets.ts';
 import type { Harness, Mode } from './harness.ts';
-import { startJobs, withHeaders, type JobsHarness } from './jobs.ts';
+import { type JobsHarness, startJobs, withHeaders } from './jobs.ts';
 
 export const FILE_ACCOUNTS = [
   { id: 'alice', tier: 'free', apiKeys: ['key-alice'] },
@@ -45,7 +45,13 @@ export async function reply(res: Response): Promise<Reply> {
 }
 
 /** An 8-bit PNG whose pixel (x, y) is `pixel(x, y)` (3 or 4 samples 0..255). */
-export function makePng(width: number, height: number, channels: 3 | 4, pixel: (x: number, y: number) => number[], text?: Record<string, string>): Uint8Array {
+export function makePng(
+  width: number,
+  height: number,
+  channels: 3 | 4,
+  pixel: (x: number, y: number) => number[],
+  text?: Record<string, string>,
+): Uint8Array {
   const data = new Uint8Array(width * height * channels);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) data.set(pixel(x, y).slice(0, channels), (y * width + x) * channels);

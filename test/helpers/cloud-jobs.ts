@@ -3,13 +3,13 @@
 // extra_data each job was run with, requests as an account's X-API-Key,
 // JSON posts and reads, and the reference's error-shape assertions.
 import { expect } from 'vitest';
-import type { ServiceOptions } from '../../index.ts';
 import { defineNode } from '../../engine/local/define-node.ts';
 import { createLocalEngine } from '../../engine/local/engine.ts';
 import { builtinNodes } from '../../engine/local/nodes/index.ts';
 import type { Engine } from '../../engine/types.ts';
+import type { ServiceOptions } from '../../index.ts';
 import type { Harness, Mode } from './harness.ts';
-import { startJobs, withHeaders, type JobsHarness, type Result } from './jobs.ts';
+import { type JobsHarness, type Result, startJobs, withHeaders } from './jobs.ts';
 import { createTestNodes } from './local-nodes.ts';
 
 export const ACCOUNTS = [

@@ -8,12 +8,12 @@
 //   env DURABILITY_DATA=<data-dir> (when no argument), DURABILITY_INTERRUPTED_JOBS=rerun|fail
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createService } from '../../index.ts';
+import { serve } from '../../adapters/node/server.ts';
 import { createLocalEngine } from '../../engine/local/engine.ts';
 import { builtinNodes } from '../../engine/local/nodes/index.ts';
+import { createService } from '../../index.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../../storage/sql/sqlite.ts';
-import { serve } from '../../adapters/node/server.ts';
 import { createTestNodes } from './local-nodes.ts';
 
 const data = process.argv[2] ?? process.env.DURABILITY_DATA;

@@ -2,14 +2,15 @@
 // service would have it: its own routes around graphrun mounted under a
 // prefix, optional body parsers in front of everything, WebSockets on the
 // server Express listens on. Storage: SQLite + fs blobs in a temporary directory.
+
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express, { type RequestHandler } from 'express';
-import { createService, silentLogger, type Logger, type Service, type ServiceOptions } from '../../index.ts';
-import { attachWebSocket, graphrun, type ExpressOptions } from '../../adapters/express/index.ts';
+import { attachWebSocket, type ExpressOptions, graphrun } from '../../adapters/express/index.ts';
+import { createService, type Logger, type Service, type ServiceOptions, silentLogger } from '../../index.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../../storage/sql/sqlite.ts';
 

@@ -27,7 +27,9 @@ export interface FakeExecutionContext {
   of<T extends EngineEvent['type']>(type: T): Array<Extract<EngineEvent, { type: T }>>;
 }
 
-export function createFakeExecutionContext(opts: { assets?: FakeInputAsset[]; abortWhen?: (event: EngineEvent) => boolean } = {}): FakeExecutionContext {
+export function createFakeExecutionContext(
+  opts: { assets?: FakeInputAsset[]; abortWhen?: (event: EngineEvent) => boolean } = {},
+): FakeExecutionContext {
   const controller = new AbortController();
   const events: EngineEvent[] = [];
   const outputs: CommittedOutput[] = [];

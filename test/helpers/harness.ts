@@ -4,10 +4,10 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createService, silentLogger, type Service, type ServiceOptions } from '../../index.ts';
+import { serve } from '../../adapters/node/server.ts';
+import { createService, type Service, type ServiceOptions, silentLogger } from '../../index.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../../storage/sql/sqlite.ts';
-import { serve } from '../../adapters/node/server.ts';
 
 export type Mode = 'in-process' | 'node-server';
 export const MODES: Mode[] = ['in-process', 'node-server'];
@@ -74,11 +74,7 @@ export async function startHarness(mode: Mode, options: Partial<ServiceOptions> 
 }
 
 /** A multipart upload body for the v2 assets endpoint. */
-export function uploadForm(
-  bytes: Uint8Array | string,
-  fields: Record<string, string | string[]> = {},
-  filename = 'file.bin',
-): FormData {
+export function uploadForm(bytes: Uint8Array | string, fields: Record<string, string | string[]> = {}, filename = 'file.bin'): FormData {
   const form = new FormData();
   const data = typeof bytes === 'string' ? new TextEncoder().encode(bytes) : bytes;
   const merged = { content_type: 'application/octet-stream', file_path: filename, ...fields };

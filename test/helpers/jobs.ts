@@ -2,12 +2,12 @@
 // test nodes, submission and polling, per-account request headers, and the
 // assertions of the contract's Job and Output shapes.
 import { expect } from 'vitest';
-import type { ServiceOptions } from '../../index.ts';
 import { createLocalEngine } from '../../engine/local/engine.ts';
 import { builtinNodes } from '../../engine/local/nodes/index.ts';
 import type { Workflow } from '../../engine/types.ts';
-import { startHarness, type Harness, type Mode } from './harness.ts';
+import type { ServiceOptions } from '../../index.ts';
 import { ISO, UUID } from './assets.ts';
+import { type Harness, type Mode, startHarness } from './harness.ts';
 import { createTestNodes } from './local-nodes.ts';
 
 export const TERMINAL = ['succeeded', 'failed', 'canceled', 'expired'];
@@ -132,7 +132,12 @@ export async function waitForJob(h: Harness, id: string, statuses: string | stri
 }
 
 /** Submits `{ workflow, extra_data }` (no extra_data when `extra` is undefined), expects 201 and polls the Job until it ends. */
-export async function runJob(h: Harness, workflow: Workflow | Record<string, unknown>, extra?: Record<string, unknown>, timeoutMs = 10_000): Promise<any> {
+export async function runJob(
+  h: Harness,
+  workflow: Workflow | Record<string, unknown>,
+  extra?: Record<string, unknown>,
+  timeoutMs = 10_000,
+): Promise<any> {
   const { res, body } = await submit(h, extra ? { workflow, extra_data: extra } : { workflow });
   expect(res.status, JSON.stringify(body)).toBe(201);
   return waitForJob(h, body.id, ['succeeded', 'failed', 'canceled'], timeoutMs);

@@ -18,8 +18,7 @@ export const ORIGIN: Record<FixtureKind, string> = {
   'alb-multi-value': 'https://lambda-846800462-us-east-2.elb.amazonaws.com',
 };
 
-export const fixture = (kind: FixtureKind): any =>
-  JSON.parse(readFileSync(new URL(`../fixtures/lambda/${kind}.json`, import.meta.url), 'utf8'));
+export const fixture = (kind: FixtureKind): any => JSON.parse(readFileSync(new URL(`../fixtures/lambda/${kind}.json`, import.meta.url), 'utf8'));
 
 /** An HTTP request as it reaches the integration: header lines as sent (repeats kept). */
 export interface Call {
@@ -71,7 +70,9 @@ function v2Event(kind: FixtureKind, call: Call): any {
   if (!headers.some(([n]) => n === 'host')) headers.push(['host', e.requestContext.domainName]);
   // Payload 2.0: repeats joined with commas, cookies moved to `cookies`.
   e.headers = Object.fromEntries([...group(headers)].map(([n, vs]) => [n, vs.join(',')]));
-  const cookies = lower(call.headers).filter(([n]) => n === 'cookie').flatMap(([, v]) => v.split(/;\s*/));
+  const cookies = lower(call.headers)
+    .filter(([n]) => n === 'cookie')
+    .flatMap(([, v]) => v.split(/;\s*/));
   if (cookies.length > 0) e.cookies = cookies;
   else delete e.cookies;
   e.rawPath = call.url.pathname;
@@ -171,7 +172,8 @@ export function headersOf(kind: FixtureKind, result: any): Headers {
 
 /** The Response the client of this integration receives for the result. */
 export function responseOf(kind: FixtureKind, result: any): Response {
-  if (typeof result?.body !== 'string' || typeof result.isBase64Encoded !== 'boolean') throw new Error(`${kind}: result without body/isBase64Encoded`);
+  if (typeof result?.body !== 'string' || typeof result.isBase64Encoded !== 'boolean')
+    throw new Error(`${kind}: result without body/isBase64Encoded`);
   const headers = headersOf(kind, result);
   const bytes = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : Buffer.from(result.body, 'utf8');
   const nullBody = [101, 204, 205, 304].includes(result.statusCode);
@@ -207,7 +209,12 @@ export function eventHarness(mode: string, kind: FixtureKind, service: Harness['
 }
 
 /** A Harness whose requests go through the integration and the buffered handler. */
-export function lambdaHarness(kind: FixtureKind, handler: BufferedHandler, service: Harness['service'], log: Array<{ event: any; result: any }> = []): Harness {
+export function lambdaHarness(
+  kind: FixtureKind,
+  handler: BufferedHandler,
+  service: Harness['service'],
+  log: Array<{ event: any; result: any }> = [],
+): Harness {
   return eventHarness(`lambda:${kind}`, kind, service, async (event) => {
     const result = await handler(event, testContext());
     log.push({ event, result });

@@ -6,8 +6,8 @@
 // Writable whose bytes a test reads back as the integration would.
 import { Writable } from 'node:stream';
 import type { LambdaStreamingRuntime } from '../../adapters/lambda/index.ts';
-import { eventHarness, headersOf, testContext, type FixtureKind } from './lambda-events.ts';
 import type { Harness } from './harness.ts';
+import { eventHarness, type FixtureKind, headersOf, testContext } from './lambda-events.ts';
 
 export const STREAMING = Symbol.for('aws.lambda.runtime.handler.streaming');
 export const PRELUDE_CONTENT_TYPE = 'application/vnd.awslambda.http-integration-response';
@@ -58,7 +58,8 @@ export class FakeResponseStream extends Writable {
     try {
       this.#controller.enqueue(new Uint8Array(chunk));
     } catch {
-      return callback();
+      callback();
+      return;
     }
     // The reader is behind: hold the write, so the writer sees backpressure.
     if ((this.#controller.desiredSize ?? 1) > 0) callback();
@@ -174,7 +175,10 @@ export async function invokeStreaming(kind: FixtureKind, handler: StreamHandler,
   failed.catch(() => {});
   const { prelude, body } = await Promise.race([readPrelude(stream.output), failed]);
   const status = prelude.statusCode;
-  const response = new Response([101, 204, 205, 304].includes(status) ? null : body, { status, headers: headersOf(kind, { ...prelude, body: '', isBase64Encoded: false }) });
+  const response = new Response([101, 204, 205, 304].includes(status) ? null : body, {
+    status,
+    headers: headersOf(kind, { ...prelude, body: '', isBase64Encoded: false }),
+  });
   return { response, prelude, stream, done };
 }
 

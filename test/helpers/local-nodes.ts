@@ -1,9 +1,10 @@
 // Test node classes for the local engine: a counter of run() calls per class,
 // typed sources and sinks, a stepper that reports progress, a failing node
 // and a non-cacheable one. Built with defineNode like real nodes.
-import { pause } from '../../lib/pause.ts';
+
 import { defineNode, type LocalNode, type NodeSpec } from '../../engine/local/define-node.ts';
 import type { Workflow } from '../../engine/types.ts';
+import { pause } from '../../lib/pause.ts';
 
 export interface TestNodes {
   nodes: LocalNode[];
@@ -23,36 +24,44 @@ export function createTestNodes(opts: { steps?: number } = {}): TestNodes {
     });
   const nodes = [
     counted({
-      name: 'Number', category: 'test',
+      name: 'Number',
+      category: 'test',
       required: { value: ['INT', { default: 0, min: 0, max: 100 }] },
       outputs: [{ type: 'INT' }],
       run: ({ value }) => ({ outputs: [value] }),
     }),
     counted({
-      name: 'Add', category: 'test',
+      name: 'Add',
+      category: 'test',
       required: { a: ['INT', {}], b: ['INT', {}] },
       optional: { scale: ['FLOAT', { min: 0, max: 1 }] },
       outputs: [{ type: 'INT' }],
       run: ({ a, b }) => ({ outputs: [(a as number) + (b as number)] }),
     }),
     counted({
-      name: 'Text', category: 'test',
+      name: 'Text',
+      category: 'test',
       required: { text: ['STRING', {}], flag: ['BOOLEAN', {}], mode: [['fast', 'slow'], {}] },
       outputs: [{ type: 'STRING' }, { type: 'INT', name: 'length' }],
       run: ({ text }) => ({ outputs: [text, (text as string).length] }),
     }),
     counted({
-      name: 'Show', category: 'test', output_node: true,
+      name: 'Show',
+      category: 'test',
+      output_node: true,
       required: { value: ['INT', {}] },
       run: ({ value }) => ({ outputs: [], ui: { text: [String(value)] } }),
     }),
     counted({
-      name: 'ShowAny', category: 'test', output_node: true,
+      name: 'ShowAny',
+      category: 'test',
+      output_node: true,
       required: { value: ['*', {}] },
       run: ({ value }) => ({ outputs: [], ui: { text: [String(value)] } }),
     }),
     counted({
-      name: 'Stepper', category: 'test',
+      name: 'Stepper',
+      category: 'test',
       required: { value: ['INT', {}] },
       outputs: [{ type: 'INT' }],
       run: ({ value }, ctx) => {
@@ -62,7 +71,8 @@ export function createTestNodes(opts: { steps?: number } = {}): TestNodes {
       },
     }),
     counted({
-      name: 'Fail', category: 'test',
+      name: 'Fail',
+      category: 'test',
       required: { value: ['INT', {}] },
       outputs: [{ type: 'INT' }],
       run: () => {
@@ -72,7 +82,9 @@ export function createTestNodes(opts: { steps?: number } = {}): TestNodes {
     counted({
       // Slow on purpose: `steps` sleeps of `ms` each, reporting progress and
       // honouring a cancel between steps, for tests of queues and cancels.
-      name: 'Wait', category: 'test', cacheable: false,
+      name: 'Wait',
+      category: 'test',
+      cacheable: false,
       required: { value: ['INT', {}], ms: ['INT', { default: 100, min: 0, max: 600000 }], steps: ['INT', { default: 1, min: 1, max: 10000 }] },
       outputs: [{ type: 'INT' }],
       run: async ({ value, ms, steps }, ctx) => {
@@ -84,7 +96,9 @@ export function createTestNodes(opts: { steps?: number } = {}): TestNodes {
       },
     }),
     counted({
-      name: 'Random', category: 'test', cacheable: false,
+      name: 'Random',
+      category: 'test',
+      cacheable: false,
       outputs: [{ type: 'INT' }],
       run: () => ({ outputs: [4] }),
     }),

@@ -2,8 +2,9 @@
 // the NDJSON body line by line as it arrives (ignoring event types it does
 // not know, as the contract asks), the WAV it assembles, and a provider
 // wrapper that counts what the generator produced.
-import { expect } from 'vitest';
+
 import { blake3 } from 'hash-wasm';
+import { expect } from 'vitest';
 import type { MusicProvider } from '../../providers/music.ts';
 import type { Harness } from './harness.ts';
 

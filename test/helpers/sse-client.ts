@@ -5,9 +5,7 @@
 // space after the colon is dropped; data lines join with LF.
 import type { Harness } from './harness.ts';
 
-export type SseItem =
-  | { kind: 'event'; event: string; data: string; id?: string; json: any }
-  | { kind: 'comment'; text: string };
+export type SseItem = { kind: 'event'; event: string; data: string; id?: string; json: any } | { kind: 'comment'; text: string };
 
 export class SseReader {
   private reader: ReadableStreamDefaultReader<Uint8Array>;
@@ -148,7 +146,10 @@ export interface OpenedStream {
 
 /** GET /api/v2/jobs/{id}/events like a client: the Response and, on 200, a reader over its body. */
 export async function openEvents(h: Harness, id: string, init: RequestInit = {}): Promise<OpenedStream> {
-  const res = await h.fetch(`/api/v2/jobs/${id}/events`, { ...init, headers: { accept: 'text/event-stream', ...Object.fromEntries(new Headers(init.headers).entries()) } });
+  const res = await h.fetch(`/api/v2/jobs/${id}/events`, {
+    ...init,
+    headers: { accept: 'text/event-stream', ...Object.fromEntries(new Headers(init.headers).entries()) },
+  });
   return { res, sse: res.status === 200 && res.body ? new SseReader(res.body) : null };
 }
 

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import { encodePng } from '../../lib/png/index.ts';
-import { readApng, type Apng } from './apng-reader.ts';
+import { type Apng, readApng } from './apng-reader.ts';
 import type { Harness } from './harness.ts';
 
 export const MULTIFRAME = '/proxy/videogen/multiframe';
@@ -100,7 +100,9 @@ export interface Receiver {
  * A real HTTP server on 127.0.0.1: POSTs are recorded and answered with
  * `status(n)` for the n-th one (default 200); GETs serve `files`.
  */
-export async function startReceiver(options: { status?: (n: number, body: any) => number; files?: Record<string, Uint8Array> } = {}): Promise<Receiver> {
+export async function startReceiver(
+  options: { status?: (n: number, body: any) => number; files?: Record<string, Uint8Array> } = {},
+): Promise<Receiver> {
   const received: Received[] = [];
   const gets: string[] = [];
   const waiters: Array<() => void> = [];

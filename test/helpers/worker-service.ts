@@ -6,12 +6,12 @@
 // lost-worker detection happen within a test's time.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ServiceOptions } from '../../index.ts';
+import { type ComfyEngineOptions, createComfyEngine } from '../../engine/comfyui/engine.ts';
 import { defineNode } from '../../engine/local/define-node.ts';
-import { createComfyEngine, type ComfyEngineOptions } from '../../engine/comfyui/engine.ts';
 import type { Engine } from '../../engine/types.ts';
-import { startFakeWorker, type FakeWorker, type FakeWorkerOptions } from '../fakes/comfyui-worker.ts';
-import { startHarness, type Harness } from './harness.ts';
+import type { ServiceOptions } from '../../index.ts';
+import { type FakeWorker, type FakeWorkerOptions, startFakeWorker } from '../fakes/comfyui-worker.ts';
+import { type Harness, startHarness } from './harness.ts';
 import { until } from './jobs.ts';
 
 /** Engine timings for tests: a lost worker is noticed in about half a second, a hung call in a second or two. */
@@ -101,7 +101,8 @@ export async function startWorkerService(opts: WorkerServiceOptions = {}): Promi
     engine,
     log,
     clientIdOn,
-    connected: (which = workers, timeoutMs = 5000) => until('the engine connected to its workers', () => which.every((w) => clientIdOn(w) !== null), timeoutMs),
+    connected: (which = workers, timeoutMs = 5000) =>
+      until('the engine connected to its workers', () => which.every((w) => clientIdOn(w) !== null), timeoutMs),
     workerFile: (w: FakeWorker, folder: 'input' | 'output' | 'temp', name: string) => new Uint8Array(readFileSync(join(w.files.dir(folder), name))),
     async close() {
       // The service closes its engine; workers go last so nothing is cut under a job that is settling.

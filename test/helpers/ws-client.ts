@@ -55,8 +55,7 @@ export async function connectWs(base: string, query: Record<string, string> = {}
   return {
     ws,
     frames,
-    jobMessages: (promptId) =>
-      frames.flatMap((f) => (f.kind === 'text' && f.data?.prompt_id === promptId ? [{ type: f.type, data: f.data }] : [])),
+    jobMessages: (promptId) => frames.flatMap((f) => (f.kind === 'text' && f.data?.prompt_id === promptId ? [{ type: f.type, data: f.data }] : [])),
     binaries: () => frames.flatMap((f) => (f.kind === 'binary' ? [{ type: f.type, bytes: f.bytes }] : [])),
     waitFor(what, match, timeoutMs = 5000, from = 0) {
       return new Promise((resolve, reject) => {
@@ -100,15 +99,18 @@ export function refusedUpgrade(url: string): Promise<{ status: number; headers: 
     ws.once('error', () => {});
     ws.once('unexpected-response', (_req, res) => {
       let text = '';
-      res.setEncoding('utf8').on('data', (s: string) => (text += s)).on('end', () => {
-        let body: any = text;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          // not JSON: kept as text
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-      });
+      res
+        .setEncoding('utf8')
+        .on('data', (s: string) => (text += s))
+        .on('end', () => {
+          let body: any = text;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            // not JSON: kept as text
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+        });
     });
   });
 }

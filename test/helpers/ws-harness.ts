@@ -2,11 +2,12 @@
 // engine runs the built-in nodes, the test nodes, and two nodes of its own:
 // `Say` (a TEXT binary event) and `Flood` (many large previews, for the
 // slow-client test). Two accounts with keys, so isolation can be checked.
-import type { ServiceOptions } from '../../index.ts';
+
 import { defineNode } from '../../engine/local/define-node.ts';
 import { createLocalEngine } from '../../engine/local/engine.ts';
 import { builtinNodes } from '../../engine/local/nodes/index.ts';
-import { startHarness, type Harness } from './harness.ts';
+import type { ServiceOptions } from '../../index.ts';
+import { type Harness, startHarness } from './harness.ts';
 import { asKey } from './jobs.ts';
 import { createTestNodes } from './local-nodes.ts';
 
@@ -16,7 +17,9 @@ export const BOB = { id: 'bob', key: 'key-bob' };
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 const say = defineNode({
-  name: 'Say', category: 'test', output_node: true,
+  name: 'Say',
+  category: 'test',
+  output_node: true,
   required: { text: ['STRING', {}] },
   run: ({ text }, ctx) => {
     ctx.text(String(text));
@@ -25,7 +28,10 @@ const say = defineNode({
 });
 
 const flood = defineNode({
-  name: 'Flood', category: 'test', output_node: true, cacheable: false,
+  name: 'Flood',
+  category: 'test',
+  output_node: true,
+  cacheable: false,
   required: {
     count: ['INT', { default: 10, min: 1, max: 1000 }],
     size: ['INT', { default: 1024, min: 1, max: 8 * 1024 * 1024 }],

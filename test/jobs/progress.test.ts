@@ -9,8 +9,14 @@ describe('createProgressTracker', () => {
     const p = createProgressTracker(4).snapshot();
     expect(Object.keys(p).sort()).toEqual([...KEYS].sort());
     expect(p).toEqual({
-      value: 0, nodes_done: 0, nodes_total: 4, current_node: null, current_node_class: null,
-      step: null, steps: null, message: null,
+      value: 0,
+      nodes_done: 0,
+      nodes_total: 4,
+      current_node: null,
+      current_node_class: null,
+      step: null,
+      steps: null,
+      message: null,
     });
   });
 

@@ -4,7 +4,7 @@
 // settles by hand, so "running" lasts exactly as long as a test wants.
 import { describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../core/errors.ts';
-import { checkCredits, type CreditsProvider } from '../../core/jobs/credits.ts';
+import { type CreditsProvider, checkCredits } from '../../core/jobs/credits.ts';
 import { createScheduler, type Scheduler, type SchedulerOptions } from '../../core/jobs/scheduler.ts';
 import { createTierLimits, DEFAULT_TIER_LIMITS } from '../../core/jobs/tiers.ts';
 import type { Logger } from '../../core/types.ts';
@@ -85,7 +85,7 @@ describe('scheduler: limits per tier', () => {
     expect(await h.scheduler.pass()).toBe(0);
   });
 
-  it('takes configured limits, including one for the stores\' default tier', async () => {
+  it("takes configured limits, including one for the stores' default tier", async () => {
     const h = harness({ tierLimits: { free: 2, pro: 1, default: 4 } });
     await account(h.store, 'f', 'free');
     await account(h.store, 'p', 'pro');
@@ -134,7 +134,7 @@ describe('scheduler: limits per tier', () => {
 });
 
 describe('scheduler: order', () => {
-  it('starts each account\'s jobs in submission order', async () => {
+  it("starts each account's jobs in submission order", async () => {
     const h = harness();
     await account(h.store, 'a', 'free');
     const jobs = await h.submit('a', 4);
@@ -155,7 +155,7 @@ describe('scheduler: order', () => {
     expect(h.ids()).toEqual(jobs.slice(0, 3));
   });
 
-  it('is fair: B\'s one job goes before A\'s 2nd..10th when the engine takes one job', async () => {
+  it("is fair: B's one job goes before A's 2nd..10th when the engine takes one job", async () => {
     let h: ReturnType<typeof harness>;
     h = harness({ engineCapacity: () => 1 - h.scheduler.running() });
     await account(h.store, 'a', 'pro');

@@ -6,9 +6,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createService, silentLogger, type Service } from '../../index.ts';
 import { createLocalEngine } from '../../engine/local/engine.ts';
 import { builtinNodes } from '../../engine/local/nodes/index.ts';
+import { createService, type Service, silentLogger } from '../../index.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../../storage/sql/sqlite.ts';
 import { createTestNodes, waitWorkflow } from '../helpers/local-nodes.ts';
@@ -75,7 +75,14 @@ describe('graceful shutdown', () => {
     const storage = await createSqliteStorage({ filename: join(dir, 'db.sqlite'), blobs });
     await storage.metadata.migrate();
     const now = Date.now();
-    const row = (id: string, status: string) => ({ id, account_id: 'local', status, workflow: waitWorkflow(1, 1, 1), created_at: now, expires_at: now + 60_000 });
+    const row = (id: string, status: string) => ({
+      id,
+      account_id: 'local',
+      status,
+      workflow: waitWorkflow(1, 1, 1),
+      created_at: now,
+      expires_at: now + 60_000,
+    });
     const canceling = crypto.randomUUID();
     const running = crypto.randomUUID();
     await storage.metadata.createJob(row(canceling, 'canceling'));

@@ -2,7 +2,7 @@
 // would: decode the bytes, split lines, parse fields, dispatch on blank lines.
 import { describe, expect, it } from 'vitest';
 import { ApiError, errorResponse } from '../../core/errors.ts';
-import { createSseStream, sseComment, sseEvent, SSE_HEADERS } from '../../core/jobs/sse.ts';
+import { createSseStream, SSE_HEADERS, sseComment, sseEvent } from '../../core/jobs/sse.ts';
 import { createStreamLimiter } from '../../core/jobs/stream-limits.ts';
 
 interface ParsedEvent {
@@ -41,8 +41,11 @@ function createParser() {
     const value = colon === -1 ? '' : text.slice(colon + 1).replace(/^ /, '');
     if (name === 'event') type = value;
     else if (name === 'data') data += `${value}\n`;
-    else if (name === 'id') { if (!value.includes('\0')) lastEventId = value; }
-    else if (name === 'retry') { if (/^\d+$/.test(value)) retry = Number(value); }
+    else if (name === 'id') {
+      if (!value.includes('\0')) lastEventId = value;
+    } else if (name === 'retry') {
+      if (/^\d+$/.test(value)) retry = Number(value);
+    }
   }
 
   return {
@@ -98,9 +101,7 @@ describe('sseEvent', () => {
   it('writes event and JSON data, ended by a blank line', () => {
     const frame = sseEvent({ event: 'progress', data: { value: 0.5, message: 'KSampler 21/50' } });
     expect(frame).toBe('event: progress\ndata: {"value":0.5,"message":"KSampler 21/50"}\n\n');
-    expect(parse(frame).events).toEqual([
-      { type: 'progress', data: '{"value":0.5,"message":"KSampler 21/50"}', lastEventId: '', retry: undefined },
-    ]);
+    expect(parse(frame).events).toEqual([{ type: 'progress', data: '{"value":0.5,"message":"KSampler 21/50"}', lastEventId: '', retry: undefined }]);
   });
 
   it('round-trips JSON with line breaks inside strings on one data line', () => {

@@ -60,7 +60,10 @@ describe('createThrottle', () => {
     advance(299);
     expect(got).toEqual([[0, 1]]);
     advance(1);
-    expect(got).toEqual([[0, 1], [500, 3]]);
+    expect(got).toEqual([
+      [0, 1],
+      [500, 3],
+    ]);
     expect(throttle.pending).toBe(false);
   });
 
@@ -82,7 +85,10 @@ describe('createThrottle', () => {
     throttle.push(1);
     advance(600);
     throttle.push(2);
-    expect(got).toEqual([[0, 1], [600, 2]]);
+    expect(got).toEqual([
+      [0, 1],
+      [600, 2],
+    ]);
   });
 
   it('measures the window from the last delivery, including timer ones', () => {
@@ -105,7 +111,10 @@ describe('createThrottle', () => {
     advance(100);
     throttle.push(2);
     throttle.flush();
-    expect(got).toEqual([[0, 1], [100, 2]]);
+    expect(got).toEqual([
+      [0, 1],
+      [100, 2],
+    ]);
     expect(pendingTimers()).toBe(0);
     throttle.flush(); // nothing pending: no delivery
     expect(got.length).toBe(2);
@@ -133,7 +142,10 @@ describe('createThrottle', () => {
     throttle.push(1);
     throttle.push(2);
     advance(100);
-    expect(got).toEqual([[0, 1], [100, 2]]);
+    expect(got).toEqual([
+      [0, 1],
+      [100, 2],
+    ]);
   });
 
   it('runs on real timers by default', async () => {

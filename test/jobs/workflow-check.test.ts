@@ -2,13 +2,7 @@
 // their resolution, the engine verdict as v2 node_errors, and the node count
 // progress is weighted by.
 import { describe, expect, it } from 'vitest';
-import {
-  countNodesToRun,
-  findAssetRefs,
-  isUiExport,
-  resolveAssetRefs,
-  workflowErrors,
-} from '../../core/jobs/workflow-check.ts';
+import { countNodesToRun, findAssetRefs, isUiExport, resolveAssetRefs, workflowErrors } from '../../core/jobs/workflow-check.ts';
 import type { ValidationIssue, Workflow } from '../../engine/types.ts';
 
 const ID = '9F8A1C0D-2B3E-4F56-8A7B-1C2D3E4F5A6B';
@@ -53,10 +47,16 @@ describe('workflow checks', () => {
     const failed = workflowErrors({
       ok: false,
       error: issue('prompt_outputs_failed_validation'),
-      node_errors: { '12': { errors: [issue('required_input_missing', 'model'), issue('value_bigger_than_max', 'steps')], dependent_outputs: ['9'], class_type: 'KSampler' } },
+      node_errors: {
+        '12': {
+          errors: [issue('required_input_missing', 'model'), issue('value_bigger_than_max', 'steps')],
+          dependent_outputs: ['9'],
+          class_type: 'KSampler',
+        },
+      },
     });
     expect(failed).toEqual({
-      message: "Node 12 (KSampler): msg required_input_missing: detail",
+      message: 'Node 12 (KSampler): msg required_input_missing: detail',
       reason: 'prompt_outputs_failed_validation',
       node_errors: {
         '12': [
@@ -69,7 +69,11 @@ describe('workflow checks', () => {
     const unknown = workflowErrors({ ok: false, error: { ...issue('missing_node_type'), extra_info: { node_id: '3' } }, node_errors: {} });
     expect(unknown?.node_errors).toEqual({ '3': [{ field: null, reason: 'missing_node_type', message: 'msg missing_node_type: detail' }] });
     // Some outputs passing is not enough for a v2 job: it runs as submitted or not at all.
-    const partial = workflowErrors({ ok: true, outputs: ['9'], node_errors: { '5': { errors: [issue('invalid_input_type', 'a')], dependent_outputs: ['6'], class_type: 'Add' } } });
+    const partial = workflowErrors({
+      ok: true,
+      outputs: ['9'],
+      node_errors: { '5': { errors: [issue('invalid_input_type', 'a')], dependent_outputs: ['6'], class_type: 'Add' } },
+    });
     expect(partial?.node_errors['5'][0].reason).toBe('invalid_input_type');
   });
 

@@ -37,24 +37,36 @@ describe('basic nodes', () => {
       q: { class_type: 'PreviewAny', inputs: { source: ['5', 0] } },
     };
     const fake = await run(w);
-    expect(fake.of('executed').map((e) => [e.node_id, e.output])).toEqual([['p', { text: ['a+b+c'] }], ['q', { text: ['5'] }]]);
+    expect(fake.of('executed').map((e) => [e.node_id, e.output])).toEqual([
+      ['p', { text: ['a+b+c'] }],
+      ['q', { text: ['5'] }],
+    ]);
   });
 
   it('math nodes compute through primitives', async () => {
-    expect(await shown({
-      '1': { class_type: 'PrimitiveInt', inputs: { value: -7 } },
-      '2': { class_type: 'graphrun.MathInt', inputs: { a: ['1', 0], b: 2, op: 'divide' } },
-      p: { class_type: 'PreviewAny', inputs: { source: ['2', 0] } },
-    })).toEqual({ text: ['-4'] });
-    expect(await shown({
-      '1': { class_type: 'PrimitiveFloat', inputs: { value: 1.5 } },
-      '2': { class_type: 'graphrun.MathFloat', inputs: { a: ['1', 0], b: 0.25, op: 'multiply' } },
-      p: { class_type: 'PreviewAny', inputs: { source: ['2', 0] } },
-    })).toEqual({ text: ['0.375'] });
+    expect(
+      await shown({
+        '1': { class_type: 'PrimitiveInt', inputs: { value: -7 } },
+        '2': { class_type: 'graphrun.MathInt', inputs: { a: ['1', 0], b: 2, op: 'divide' } },
+        p: { class_type: 'PreviewAny', inputs: { source: ['2', 0] } },
+      }),
+    ).toEqual({ text: ['-4'] });
+    expect(
+      await shown({
+        '1': { class_type: 'PrimitiveFloat', inputs: { value: 1.5 } },
+        '2': { class_type: 'graphrun.MathFloat', inputs: { a: ['1', 0], b: 0.25, op: 'multiply' } },
+        p: { class_type: 'PreviewAny', inputs: { source: ['2', 0] } },
+      }),
+    ).toEqual({ text: ['0.375'] });
   });
 
   it('PreviewAny shows booleans, numbers, strings and objects', async () => {
-    expect(await shown({ '1': { class_type: 'PrimitiveBoolean', inputs: { value: true } }, p: { class_type: 'PreviewAny', inputs: { source: ['1', 0] } } })).toEqual({ text: ['true'] });
+    expect(
+      await shown({
+        '1': { class_type: 'PrimitiveBoolean', inputs: { value: true } },
+        p: { class_type: 'PreviewAny', inputs: { source: ['1', 0] } },
+      }),
+    ).toEqual({ text: ['true'] });
     expect(await shown(preview('plain'))).toEqual({ text: ['plain'] });
     expect(await shown(preview({ __value__: [1, 2] }))).toEqual({ text: ['[1,2]'] });
   });
@@ -75,7 +87,9 @@ describe('basic nodes', () => {
       p: { class_type: 'PreviewAny', inputs: { source: ['1', 0] } },
     };
     await expect(createLocalEngine().execute({ id: 'j', account_id: 'a', workflow: w }, fake.ctx)).rejects.toMatchObject({
-      exception_type: 'ZeroDivisionError', node_id: '1', class_type: 'graphrun.MathInt',
+      exception_type: 'ZeroDivisionError',
+      node_id: '1',
+      class_type: 'graphrun.MathInt',
     });
   });
 

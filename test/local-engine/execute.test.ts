@@ -31,7 +31,12 @@ describe('createLocalEngine: execute', () => {
     await engine.execute(job(sum('')), fake.ctx);
     expect(fake.types()).toEqual(['execution_start', 'cached', 'executing', 'executing', 'executing', 'executing', 'executed']);
     expect(fake.of('cached')).toEqual([{ type: 'cached', node_ids: [] }]);
-    expect(fake.of('executing').map((e) => [e.node_id, e.class_type])).toEqual([['1', 'Number'], ['2', 'Number'], ['3', 'Add'], ['4', 'Show']]);
+    expect(fake.of('executing').map((e) => [e.node_id, e.class_type])).toEqual([
+      ['1', 'Number'],
+      ['2', 'Number'],
+      ['3', 'Add'],
+      ['4', 'Show'],
+    ]);
     expect(fake.of('executed')).toEqual([{ type: 'executed', node_id: '4', output: { text: ['7'] } }]);
   });
 
@@ -41,8 +46,22 @@ describe('createLocalEngine: execute', () => {
     const w = sum('');
     w['3'] = { class_type: 'Stepper', inputs: { value: ['1', 0] } };
     await engine.execute(job(w), fake.ctx);
-    expect(fake.types()).toEqual(['execution_start', 'cached', 'executing', 'executing', 'progress', 'progress', 'progress', 'executing', 'executed']);
-    expect(fake.of('progress').map((e) => [e.node_id, e.value, e.max])).toEqual([['3', 1, 3], ['3', 2, 3], ['3', 3, 3]]);
+    expect(fake.types()).toEqual([
+      'execution_start',
+      'cached',
+      'executing',
+      'executing',
+      'progress',
+      'progress',
+      'progress',
+      'executing',
+      'executed',
+    ]);
+    expect(fake.of('progress').map((e) => [e.node_id, e.value, e.max])).toEqual([
+      ['3', 1, 3],
+      ['3', 2, 3],
+      ['3', 3, 3],
+    ]);
   });
 
   it('runs only the outputs that passed validation', async () => {
@@ -67,7 +86,12 @@ describe('createLocalEngine: execute', () => {
     // Output nodes are not served across jobs: each job commits its own outputs.
     expect(fake.of('cached')).toEqual([{ type: 'cached', node_ids: ['b1', 'b2', 'b3'] }]);
     expect(runs).toEqual({ Number: 2, Add: 1, Show: 2, ShowAny: 1 });
-    expect(fake.of('executing').map((e) => e.node_id).sort()).toEqual(['b4', 'b5']);
+    expect(
+      fake
+        .of('executing')
+        .map((e) => e.node_id)
+        .sort(),
+    ).toEqual(['b4', 'b5']);
     expect(fake.of('executed')).toEqual([
       { type: 'executed', node_id: 'b4', output: { text: ['7'] } },
       { type: 'executed', node_id: 'b5', output: { text: ['7'] } },

@@ -4,7 +4,12 @@ import { randomUUID } from 'node:crypto';
 import type { NodeRunContext } from '../../engine/local/define-node.ts';
 import type { OutputAsset, OutputType } from '../../engine/types.ts';
 
-export interface FakeAsset { id: string; name: string; content_type: string; bytes: Uint8Array }
+export interface FakeAsset {
+  id: string;
+  name: string;
+  content_type: string;
+  bytes: Uint8Array;
+}
 
 export function fakeContext(opts: { assets?: FakeAsset[]; settings?: Record<string, unknown>; signal?: AbortSignal } = {}) {
   const committed: { name: string; type: OutputType; content_type: string; body: Uint8Array; temporary?: boolean }[] = [];

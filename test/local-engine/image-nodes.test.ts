@@ -5,12 +5,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalNode } from '../../engine/local/define-node.ts';
-import { createImageBatch, type ImageBatch } from '../../lib/image/batch.ts';
 import type { MaskBatch } from '../../engine/local/mask.ts';
 import { imageNodes } from '../../engine/local/nodes/image.ts';
+import { createImageBatch, type ImageBatch } from '../../lib/image/batch.ts';
+import { imageBatchToPng } from '../../lib/image/png-batch.ts';
 import { forbiddenHostReason } from '../../lib/net/address-rules.ts';
 import { decodePng, encodePng } from '../../lib/png/index.ts';
-import { imageBatchToPng } from '../../lib/image/png-batch.ts';
 import { fakeContext } from './fake-node-context.ts';
 
 const node = (name: string): LocalNode => imageNodes.find((n) => n.definition.name === name)!;
@@ -20,16 +20,27 @@ const first = async (name: string, inputs: Record<string, unknown>) => (await ru
 /** A gray image (R = G = B) from rows of values. */
 function gray(rows: number[][], count = 1): ImageBatch {
   const img = createImageBatch(rows[0].length, rows.length, count);
-  for (let b = 0; b < count; b++) rows.flat().forEach((v, p) => img.data.fill(v, (b * rows.flat().length + p) * 3, (b * rows.flat().length + p + 1) * 3));
+  const values = rows.flat();
+  for (let b = 0; b < count; b++)
+    for (const [p, v] of values.entries()) img.data.fill(v, (b * values.length + p) * 3, (b * values.length + p + 1) * 3);
   return img;
 }
 /** The red channel as rows, to compare with gray() inputs. */
 function rows(img: ImageBatch, b = 0): number[][] {
-  return Array.from({ length: img.height }, (_, y) => Array.from({ length: img.width }, (_, x) => img.data[((b * img.height + y) * img.width + x) * 3]));
+  return Array.from({ length: img.height }, (_, y) =>
+    Array.from({ length: img.width }, (_, x) => img.data[((b * img.height + y) * img.width + x) * 3]),
+  );
 }
-const close = (got: number[][], want: number[][]) => got.flat().forEach((v, i) => expect(v).toBeCloseTo(want.flat()[i], 6));
+const close = (got: number[][], want: number[][]) => {
+  for (const [i, v] of got.flat().entries()) expect(v).toBeCloseTo(want.flat()[i], 6);
+};
 
-const G4 = [[0, 0.1, 0.2, 0.3], [0.4, 0.5, 0.6, 0.7], [0.8, 0.9, 1, 0.15], [0.25, 0.35, 0.45, 0.55]];
+const G4 = [
+  [0, 0.1, 0.2, 0.3],
+  [0.4, 0.5, 0.6, 0.7],
+  [0.8, 0.9, 1, 0.15],
+  [0.25, 0.35, 0.45, 0.55],
+];
 
 describe('image node definitions', () => {
   it('uses the reference names, inputs and outputs', () => {
@@ -46,7 +57,14 @@ describe('image node definitions', () => {
       LoadImageFromURL: [['url'], ['IMAGE', 'MASK']],
     });
     expect(node('ImageScale').definition.input.required.upscale_method[0]).toEqual(['nearest-exact', 'bilinear', 'area', 'bicubic', 'lanczos']);
-    expect(node('ImageBlend').definition.input.required.blend_mode[0]).toEqual(['normal', 'multiply', 'screen', 'overlay', 'soft_light', 'difference']);
+    expect(node('ImageBlend').definition.input.required.blend_mode[0]).toEqual([
+      'normal',
+      'multiply',
+      'screen',
+      'overlay',
+      'soft_light',
+      'difference',
+    ]);
     expect(node('EmptyImage').definition.input.required.color[1]).toMatchObject({ default: 0, min: 0, max: 0xffffff });
     expect(node('LoadImage').definition.input.required.image).toEqual(['STRING', { image_upload: true }]);
     expect(imageNodes.filter((n) => n.definition.output_node).map((n) => n.definition.name)).toEqual(['SaveImage', 'PreviewImage']);
@@ -62,23 +80,46 @@ describe('image math', () => {
   });
 
   it('ImageInvert computes 1 - x', async () => {
-    close(rows(await first('ImageInvert', { image: gray([[0, 0.25], [0.5, 1]]) })), [[1, 0.75], [0.5, 0]]);
+    close(
+      rows(
+        await first('ImageInvert', {
+          image: gray([
+            [0, 0.25],
+            [0.5, 1],
+          ]),
+        }),
+      ),
+      [
+        [1, 0.75],
+        [0.5, 0],
+      ],
+    );
   });
 
   it('ImageCrop takes the rectangle at x, y and clips it to the image', async () => {
     const image = gray(G4, 2);
     const crop = await first('ImageCrop', { image, width: 2, height: 2, x: 1, y: 2 });
     expect([crop.width, crop.height, crop.count]).toEqual([2, 2, 2]);
-    close(rows(crop, 1), [[0.9, 1], [0.35, 0.45]]);
+    close(rows(crop, 1), [
+      [0.9, 1],
+      [0.35, 0.45],
+    ]);
     close(rows(await first('ImageCrop', { image, width: 512, height: 1, x: 2, y: 0 })), [[0.2, 0.3]]);
     // An origin past the edge is pulled back to the last pixel, as in the reference.
     close(rows(await first('ImageCrop', { image, width: 5, height: 5, x: 9, y: 9 })), [[0.55]]);
   });
 
   it('ImageScale 4x4 -> 2x2: nearest-exact, bilinear, area', async () => {
-    const scale = async (upscale_method: string) => rows(await first('ImageScale', { image: gray(G4), upscale_method, width: 2, height: 2, crop: 'disabled' }));
-    close(await scale('nearest-exact'), [[0.5, 0.7], [0.35, 0.55]]);
-    const blocks = [[(0 + 0.1 + 0.4 + 0.5) / 4, (0.2 + 0.3 + 0.6 + 0.7) / 4], [(0.8 + 0.9 + 0.25 + 0.35) / 4, (1 + 0.15 + 0.45 + 0.55) / 4]];
+    const scale = async (upscale_method: string) =>
+      rows(await first('ImageScale', { image: gray(G4), upscale_method, width: 2, height: 2, crop: 'disabled' }));
+    close(await scale('nearest-exact'), [
+      [0.5, 0.7],
+      [0.35, 0.55],
+    ]);
+    const blocks = [
+      [(0 + 0.1 + 0.4 + 0.5) / 4, (0.2 + 0.3 + 0.6 + 0.7) / 4],
+      [(0.8 + 0.9 + 0.25 + 0.35) / 4, (1 + 0.15 + 0.45 + 0.55) / 4],
+    ];
     close(await scale('bilinear'), blocks);
     close(await scale('area'), blocks);
   });
@@ -96,7 +137,10 @@ describe('image math', () => {
   });
 
   it('ImageScale keeps the aspect for a 0 side and crops the centre', async () => {
-    const image = gray([[0, 0.2, 0.4, 0.6], [0.1, 0.3, 0.5, 0.7]]);
+    const image = gray([
+      [0, 0.2, 0.4, 0.6],
+      [0.1, 0.3, 0.5, 0.7],
+    ]);
     const half = await first('ImageScale', { image, upscale_method: 'area', width: 0, height: 1, crop: 'disabled' });
     expect([half.width, half.height]).toEqual([2, 1]);
     const same = await first('ImageScale', { image, upscale_method: 'area', width: 0, height: 0, crop: 'disabled' });
@@ -121,16 +165,24 @@ describe('image math', () => {
   });
 
   it('ImageBlend resizes image2 to image1 and repeats a batch of one', async () => {
-    const out = await first('ImageBlend', { image1: gray(G4, 2), image2: gray([[0.6, 0.6], [0.6, 0.6]]), blend_factor: 1, blend_mode: 'normal' });
+    const out = await first('ImageBlend', {
+      image1: gray(G4, 2),
+      image2: gray([
+        [0.6, 0.6],
+        [0.6, 0.6],
+      ]),
+      blend_factor: 1,
+      blend_mode: 'normal',
+    });
     expect([out.width, out.height, out.count]).toEqual([4, 4, 2]);
-    out.data.forEach((v) => expect(v).toBeCloseTo(0.6, 6));
+    for (const v of out.data) expect(v).toBeCloseTo(0.6, 6);
   });
 });
 
 describe('SaveImage and PreviewImage', () => {
   const batch = () => {
     const img = createImageBatch(3, 2, 2);
-    img.data.forEach((_, i) => (img.data[i] = ((i * 37) % 256) / 255));
+    for (let i = 0; i < img.data.length; i++) img.data[i] = ((i * 37) % 256) / 255;
     return img;
   };
 
@@ -144,18 +196,21 @@ describe('SaveImage and PreviewImage', () => {
       ['run_00001_.png', 'image', 'image/png'],
       ['run_00002_.png', 'image', 'image/png'],
     ]);
-    committed.forEach((c, b) => {
+    for (const [b, c] of committed.entries()) {
       const png = decodePng(c.body);
       expect([png.width, png.height, png.channels]).toEqual([3, 2, 3]);
-      png.data.forEach((v, i) => expect(v).toBeCloseTo(images.data[b * 18 + i], 6));
-    });
+      for (const [i, v] of png.data.entries()) expect(v).toBeCloseTo(images.data[b * 18 + i], 6);
+    }
     expect(previews).toEqual([]);
   });
 
   it('SaveImage flattens a folder prefix, defaults an empty one, and embeds prompt metadata', async () => {
     const { ctx, committed } = fakeContext();
     const images = gray([[0.5]]);
-    await node('SaveImage').run({ images, filename_prefix: 'a/b', prompt: { 1: { class_type: 'EmptyImage' } }, extra_pnginfo: { workflow: { nodes: [] } } }, ctx);
+    await node('SaveImage').run(
+      { images, filename_prefix: 'a/b', prompt: { 1: { class_type: 'EmptyImage' } }, extra_pnginfo: { workflow: { nodes: [] } } },
+      ctx,
+    );
     await node('SaveImage').run({ images, filename_prefix: '' }, ctx);
     expect(committed.map((c) => c.name)).toEqual(['a_b_00001_.png', 'ComfyUI_00001_.png']);
     expect(decodePng(committed[0].body).text).toEqual({ prompt: '{"1":{"class_type":"EmptyImage"}}', workflow: '{"nodes":[]}' });
@@ -170,7 +225,10 @@ describe('SaveImage and PreviewImage', () => {
     expect(previews.map((p) => p.format)).toEqual(['png', 'png']);
     expect(decodePng(previews[1].bytes).data[0]).toBeCloseTo(images.data[18], 6);
     const ui = (result.ui as { images: { filename: string; subfolder: string; type: string }[] }).images;
-    expect(ui.map((i) => [i.subfolder, i.type])).toEqual([['', 'temp'], ['', 'temp']]);
+    expect(ui.map((i) => [i.subfolder, i.type])).toEqual([
+      ['', 'temp'],
+      ['', 'temp'],
+    ]);
     expect(ui[0].filename).toMatch(/^ComfyUI_temp_[a-z]{5}_00001_\.png$/);
     expect(committed.map((c) => c.name)).toEqual(ui.map((i) => i.filename));
   });
@@ -183,7 +241,12 @@ describe('LoadImage', () => {
   const assets = [
     { id: ID, name: 'cat.png', content_type: 'image/png', bytes: rgba },
     { id: '11111111-2222-4333-8444-555555555555', name: 'plain.png', content_type: 'image/png', bytes: rgb },
-    { id: '99999999-2222-4333-8444-555555555555', name: 'photo.jpg', content_type: 'image/jpeg', bytes: Uint8Array.of(0xff, 0xd8, 0xff, 0xe0, 1, 2, 3) },
+    {
+      id: '99999999-2222-4333-8444-555555555555',
+      name: 'photo.jpg',
+      content_type: 'image/jpeg',
+      bytes: Uint8Array.of(0xff, 0xd8, 0xff, 0xe0, 1, 2, 3),
+    },
   ];
   const load = (image: string) => node('LoadImage').run({ image }, fakeContext({ assets }).ctx);
 
@@ -229,8 +292,9 @@ describe('LoadImageFromURL', () => {
         for (let i = 0; i < 16; i++) res.write(chunk);
         res.end();
       } else if (path === '/big-declared') res.writeHead(200, { 'content-length': String(5000) }).end(new Uint8Array(5000));
-      else if (path === '/hang') { /* never answers */ }
-      else if (path === '/text') res.writeHead(200, { 'content-type': 'text/plain' }).end('hello');
+      else if (path === '/hang') {
+        /* never answers */
+      } else if (path === '/text') res.writeHead(200, { 'content-type': 'text/plain' }).end('hello');
       else res.writeHead(404).end();
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -249,18 +313,54 @@ describe('LoadImageFromURL', () => {
   };
 
   it('classifies literal addresses and obvious local names', () => {
-    const blocked = ['127.0.0.1', '127.9.9.9', 'localhost', 'LOCALHOST.', 'api.localhost', '10.1.2.3', '172.16.0.1', '172.31.255.255',
-      '192.168.1.1', '169.254.169.254', '0.0.0.0', '100.64.0.1', '224.0.0.1', '[::1]', '[::]', '[fc00::1]', '[fd12:3456::1]', '[fe80::1]',
-      '[::ffff:7f00:1]', '[::ffff:a00:1]', '[::ffff:169.254.1.1]', '[::7f00:1]', '[64:ff9b::a00:1]', '[2002:c0a8:101::1]', 'printer.local',
-      'metadata.google.internal', 'intranet'];
+    const blocked = [
+      '127.0.0.1',
+      '127.9.9.9',
+      'localhost',
+      'LOCALHOST.',
+      'api.localhost',
+      '10.1.2.3',
+      '172.16.0.1',
+      '172.31.255.255',
+      '192.168.1.1',
+      '169.254.169.254',
+      '0.0.0.0',
+      '100.64.0.1',
+      '224.0.0.1',
+      '[::1]',
+      '[::]',
+      '[fc00::1]',
+      '[fd12:3456::1]',
+      '[fe80::1]',
+      '[::ffff:7f00:1]',
+      '[::ffff:a00:1]',
+      '[::ffff:169.254.1.1]',
+      '[::7f00:1]',
+      '[64:ff9b::a00:1]',
+      '[2002:c0a8:101::1]',
+      'printer.local',
+      'metadata.google.internal',
+      'intranet',
+    ];
     const allowed = ['example.com', '93.184.216.34', '172.32.0.1', '192.169.0.1', '[2606:4700::1111]', '[::ffff:5db8:d822]', '11.0.0.1'];
     expect(blocked.filter((h) => !forbiddenHostReason(h))).toEqual([]);
     expect(allowed.filter((h) => forbiddenHostReason(h))).toEqual([]);
   });
 
   it('refuses private, loopback and link-local hosts, including the local test server', async () => {
-    for (const url of [`${base}/img.png`, 'http://localhost:1/x.png', 'http://[::1]/x.png', 'http://10.0.0.8/x.png', 'http://169.254.169.254/latest',
-      'http://[::ffff:127.0.0.1]/x', 'http://0x7f.1/x', 'http://2130706433/x', 'http://0.0.0.0/x', 'http://[fe80::1]/x', 'http://192.168.0.1/x']) {
+    for (const url of [
+      `${base}/img.png`,
+      'http://localhost:1/x.png',
+      'http://[::1]/x.png',
+      'http://10.0.0.8/x.png',
+      'http://169.254.169.254/latest',
+      'http://[::ffff:127.0.0.1]/x',
+      'http://0x7f.1/x',
+      'http://2130706433/x',
+      'http://0.0.0.0/x',
+      'http://[fe80::1]/x',
+      'http://192.168.0.1/x',
+    ]) {
       await refused(fetchImage(url), /refusing to fetch/);
     }
     await refused(fetchImage('ftp://example.com/x.png'), /only http and https/);

@@ -1,7 +1,7 @@
 // Execution planning: a deterministic dependency order, cycle detection, and
 // cache keys that depend on what a node computes, not on its id.
 import { describe, expect, it } from 'vitest';
-import { DependencyCycleError, canonicalJson, planExecution } from '../../engine/local/plan.ts';
+import { canonicalJson, DependencyCycleError, planExecution } from '../../engine/local/plan.ts';
 import { createRegistry } from '../../engine/local/registry.ts';
 import type { Workflow } from '../../engine/types.ts';
 import { createTestNodes, sumWorkflow } from '../helpers/local-nodes.ts';
@@ -9,7 +9,8 @@ import { createTestNodes, sumWorkflow } from '../helpers/local-nodes.ts';
 const registry = createRegistry(createTestNodes().nodes);
 
 const sum = sumWorkflow;
-const keys = async (w: Workflow, outputs: string[]) => Object.fromEntries((await planExecution(w, registry, outputs)).map((p) => [p.id, p.cache_key]));
+const keys = async (w: Workflow, outputs: string[]) =>
+  Object.fromEntries((await planExecution(w, registry, outputs)).map((p) => [p.id, p.cache_key]));
 
 describe('planExecution: order', () => {
   it('runs every node after the nodes it links from, outputs in workflow order', async () => {
@@ -75,8 +76,14 @@ describe('planExecution: cache keys', () => {
   });
 
   it('do not depend on the key order of constants', async () => {
-    const w1: Workflow = { '1': { class_type: 'Text', inputs: { text: 'a', flag: true, mode: 'fast' } }, '2': { class_type: 'ShowAny', inputs: { value: ['1', 0] } } };
-    const w2: Workflow = { '1': { class_type: 'Text', inputs: { mode: 'fast', flag: true, text: 'a' } }, '2': { class_type: 'ShowAny', inputs: { value: ['1', 0] } } };
+    const w1: Workflow = {
+      '1': { class_type: 'Text', inputs: { text: 'a', flag: true, mode: 'fast' } },
+      '2': { class_type: 'ShowAny', inputs: { value: ['1', 0] } },
+    };
+    const w2: Workflow = {
+      '1': { class_type: 'Text', inputs: { mode: 'fast', flag: true, text: 'a' } },
+      '2': { class_type: 'ShowAny', inputs: { value: ['1', 0] } },
+    };
     expect(await keys(w1, ['2'])).toEqual(await keys(w2, ['2']));
   });
 
@@ -88,7 +95,12 @@ describe('planExecution: cache keys', () => {
       '4': { class_type: 'Show', inputs: { value: ['3', 0] } },
     };
     const [p1, p2] = [await planExecution(w, registry, ['4']), await planExecution(w, registry, ['4'])];
-    expect(p1.map((p) => [p.id, p.cacheable])).toEqual([['1', false], ['2', true], ['3', false], ['4', false]]);
+    expect(p1.map((p) => [p.id, p.cacheable])).toEqual([
+      ['1', false],
+      ['2', true],
+      ['3', false],
+      ['4', false],
+    ]);
     for (const id of ['1', '3', '4']) expect(p1.find((p) => p.id === id)!.cache_key).not.toBe(p2.find((p) => p.id === id)!.cache_key);
     expect(p1.find((p) => p.id === '2')!.cache_key).toBe(p2.find((p) => p.id === '2')!.cache_key);
   });

@@ -18,7 +18,15 @@ export interface Fixture {
 }
 
 export const SPP = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 } as const;
-const ADAM7 = [[0, 0, 8, 8], [4, 0, 8, 8], [0, 4, 4, 8], [2, 0, 4, 4], [0, 2, 2, 4], [1, 0, 2, 2], [0, 1, 1, 2]];
+const ADAM7 = [
+  [0, 0, 8, 8],
+  [4, 0, 8, 8],
+  [0, 4, 4, 8],
+  [2, 0, 4, 4],
+  [0, 2, 2, 4],
+  [1, 0, 2, 2],
+  [0, 1, 1, 2],
+];
 
 export function chunk(type: string, data: Uint8Array): Buffer {
   const head = Buffer.alloc(8);
@@ -50,7 +58,7 @@ function filterRow(type: number, cur: number[], prev: number[], bpp: number): nu
   return cur.map((x, i) => {
     const a = i >= bpp ? cur[i - bpp] : 0;
     const b = prev[i] ?? 0;
-    const c = i >= bpp ? prev[i - bpp] ?? 0 : 0;
+    const c = i >= bpp ? (prev[i - bpp] ?? 0) : 0;
     const pred = [0, a, b, (a + b) >> 1, paeth(a, b, c)][type];
     return (x - pred) & 255;
   });
@@ -124,9 +132,13 @@ export function expected(f: Fixture): { channels: 3 | 4; data: number[] } {
 
 /** Deterministic pseudo-random samples (xorshift), so failures reproduce. */
 export function randomSamples(count: number, max: number, seed = 1): number[] {
-  let x = seed * 2654435761 >>> 0 || 1;
+  let x = (seed * 2654435761) >>> 0 || 1;
   return Array.from({ length: count }, () => {
-    x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
     return x % (max + 1);
   });
 }

@@ -4,9 +4,9 @@
 import { crc32, deflateSync, inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { createImageBatch } from '../../lib/image/batch.ts';
-import { decodePng, encodePng, PngError } from '../../lib/png/index.ts';
 import { imageBatchToPng, pngToImageBatch } from '../../lib/image/png-batch.ts';
-import { buildPng, chunk, expected, randomSamples, SPP, type Fixture } from './png-fixtures.ts';
+import { decodePng, encodePng, PngError } from '../../lib/png/index.ts';
+import { buildPng, chunk, expected, type Fixture, randomSamples, SPP } from './png-fixtures.ts';
 
 const DEPTHS = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] } as const;
 
@@ -29,11 +29,11 @@ function fixture(colorType: Fixture['colorType'], bitDepth: Fixture['bitDepth'],
 function chunksOf(png: Uint8Array): { type: string; data: Buffer; crcOk: boolean }[] {
   const b = Buffer.from(png);
   const out = [];
-  for (let at = 8; at < b.length;) {
+  for (let at = 8; at < b.length; ) {
     const len = b.readUInt32BE(at);
     const type = b.toString('latin1', at + 4, at + 8);
     const data = b.subarray(at + 8, at + 8 + len);
-    out.push({ type, data, crcOk: (crc32(b.subarray(at + 4, at + 8 + len)) >>> 0) === b.readUInt32BE(at + 8 + len) });
+    out.push({ type, data, crcOk: crc32(b.subarray(at + 4, at + 8 + len)) >>> 0 === b.readUInt32BE(at + 8 + len) });
     at += 12 + len;
   }
   return out;
@@ -47,12 +47,18 @@ describe('PNG round trips', () => {
       const back = decodePng(png);
       expect([back.width, back.height, back.channels, back.bitDepth]).toEqual([17, 9, channels, 8]);
       expect(Array.from(back.data, (v) => Math.round(v * 255))).toEqual(Array.from(data));
-      expect(maxDiff(back.data, Array.from(data, (v) => v / 255))).toBeLessThan(1e-7);
+      expect(
+        maxDiff(
+          back.data,
+          Array.from(data, (v) => v / 255),
+        ),
+      ).toBeLessThan(1e-7);
     });
   }
 
   it('writes valid CRCs, IHDR first, IEND last, and uses more than one filter type', () => {
-    const w = 32, h = 16;
+    const w = 32,
+      h = 16;
     const data = new Uint8Array(w * h * 3).map((_, i) => (i * 5 + (i >> 7) * 3) & 255);
     const png = encodePng({ width: w, height: h, channels: 3, data }, { text: { prompt: '{"1":{}}' } });
     const chunks = chunksOf(png);
@@ -81,7 +87,7 @@ describe('PNG round trips', () => {
 
   it('converts to and from an ImageBatch, alpha becoming the mask (1 - alpha)', () => {
     const batch = createImageBatch(3, 2, 2);
-    batch.data.forEach((_, i) => (batch.data[i] = (i % 256) / 255));
+    for (let i = 0; i < batch.data.length; i++) batch.data[i] = (i % 256) / 255;
     const mask = Float32Array.from([0, 1, 0.2, 0.4, 0.6, 0.8], (v) => Math.round(v * 255) / 255);
     const second = pngToImageBatch(imageBatchToPng(batch, 1, { mask }));
     expect(second.image.count).toBe(1);
@@ -108,14 +114,28 @@ describe('PNG decoding of every colour type and bit depth', () => {
   }
 
   it('decodes tiny interlaced images whose Adam7 passes are partly empty', () => {
-    for (const [w, h] of [[1, 1], [2, 2], [3, 5], [9, 1], [1, 9]]) {
+    for (const [w, h] of [
+      [1, 1],
+      [2, 2],
+      [3, 5],
+      [9, 1],
+      [1, 9],
+    ]) {
       const f = fixture(6, 8, true, w, h);
       expect(maxDiff(decodePng(buildPng(f)).data, expected(f).data)).toBeLessThan(1e-6);
     }
   });
 
   it('applies palette tRNS (shorter than the palette: the rest opaque)', () => {
-    const f: Fixture = { width: 4, height: 1, colorType: 3, bitDepth: 2, samples: [0, 1, 2, 3], plte: [255, 0, 0, 0, 255, 0, 0, 0, 255, 9, 9, 9], trns: [0, 128] };
+    const f: Fixture = {
+      width: 4,
+      height: 1,
+      colorType: 3,
+      bitDepth: 2,
+      samples: [0, 1, 2, 3],
+      plte: [255, 0, 0, 0, 255, 0, 0, 0, 255, 9, 9, 9],
+      trns: [0, 128],
+    };
     const got = decodePng(buildPng(f));
     expect(got.channels).toBe(4);
     expect(Array.from(got.data, (v) => Math.round(v * 255))).toEqual([255, 0, 0, 0, 0, 255, 0, 128, 0, 0, 255, 255, 9, 9, 9, 255]);
@@ -141,7 +161,10 @@ describe('PNG decoding of every colour type and bit depth', () => {
 
   it('joins multiple IDAT chunks and skips ancillary chunks', () => {
     const f = fixture(2, 8, false, 40, 30);
-    f.extra = [{ type: 'gAMA', data: Uint8Array.of(0, 0, 0xb1, 0x8f) }, { type: 'prVt', data: Uint8Array.of(1, 2, 3) }];
+    f.extra = [
+      { type: 'gAMA', data: Uint8Array.of(0, 0, 0xb1, 0x8f) },
+      { type: 'prVt', data: Uint8Array.of(1, 2, 3) },
+    ];
     expect(maxDiff(decodePng(buildPng(f, 7)).data, expected(f).data)).toBeLessThan(1e-6);
   });
 });

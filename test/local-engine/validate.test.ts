@@ -2,8 +2,8 @@
 // and per-node type, the node_errors shape, partial success and reachability.
 import { describe, expect, it } from 'vitest';
 import { createRegistry } from '../../engine/local/registry.ts';
-import { validateWorkflow } from '../../engine/validate-workflow.ts';
 import type { Workflow } from '../../engine/types.ts';
+import { validateWorkflow } from '../../engine/validate-workflow.ts';
 import { createTestNodes } from '../helpers/local-nodes.ts';
 
 const registry = createRegistry(createTestNodes().nodes);
@@ -40,12 +40,18 @@ describe('validateWorkflow: top-level errors', () => {
 
   it('missing_node_type names the node and its class', () => {
     const r = validateWorkflow({ ...base(), '7': { class_type: 'Nope', inputs: {} } }, registry.definitionOf);
-    expect(r).toMatchObject({ ok: false, error: { type: 'missing_node_type', details: "Node ID '#7'", extra_info: { node_id: '7', class_type: 'Nope' } } });
+    expect(r).toMatchObject({
+      ok: false,
+      error: { type: 'missing_node_type', details: "Node ID '#7'", extra_info: { node_id: '7', class_type: 'Nope' } },
+    });
   });
 
   it('prompt_no_outputs when no node is an output node', () => {
     const { '4': _, ...noOutput } = base();
-    expect(validateWorkflow(noOutput, registry.definitionOf)).toMatchObject({ ok: false, error: { type: 'prompt_no_outputs', message: 'Prompt has no outputs' } });
+    expect(validateWorkflow(noOutput, registry.definitionOf)).toMatchObject({
+      ok: false,
+      error: { type: 'prompt_no_outputs', message: 'Prompt has no outputs' },
+    });
     expect(validateWorkflow({}, registry.definitionOf)).toMatchObject({ ok: false, error: { type: 'prompt_no_outputs' } });
   });
 });
@@ -96,7 +102,12 @@ describe('validateWorkflow: per-node errors', () => {
     expect(entry.class_type).toBe(w[nodeId].class_type);
     expect(entry.dependent_outputs).toEqual(['4']);
     expect(entry.errors).toHaveLength(1);
-    expect(entry.errors[0]).toEqual({ type, message: expect.any(String), details: expect.any(String), extra_info: expect.objectContaining({ input_name }) });
+    expect(entry.errors[0]).toEqual({
+      type,
+      message: expect.any(String),
+      details: expect.any(String),
+      extra_info: expect.objectContaining({ input_name }),
+    });
     expect(r.error.details).toContain(entry.errors[0].message);
     // Downstream nodes fail with the upstream one but carry no errors of their own.
     expect(Object.keys(r.node_errors)).toEqual([nodeId]);
@@ -107,13 +118,22 @@ describe('validateWorkflow: per-node errors', () => {
     inputs(w, '1').value = 101;
     expect(validateWorkflow(w, registry.definitionOf)).toEqual({
       ok: false,
-      error: { type: 'prompt_outputs_failed_validation', message: 'Prompt outputs failed validation', details: 'Value 101 bigger than max of 100: value', extra_info: {} },
+      error: {
+        type: 'prompt_outputs_failed_validation',
+        message: 'Prompt outputs failed validation',
+        details: 'Value 101 bigger than max of 100: value',
+        extra_info: {},
+      },
       node_errors: {
         '1': {
-          errors: [{
-            type: 'value_bigger_than_max', message: 'Value 101 bigger than max of 100', details: 'value',
-            extra_info: { input_name: 'value', input_config: ['INT', { default: 0, min: 0, max: 100 }], received_value: 101 },
-          }],
+          errors: [
+            {
+              type: 'value_bigger_than_max',
+              message: 'Value 101 bigger than max of 100',
+              details: 'value',
+              extra_info: { input_name: 'value', input_config: ['INT', { default: 0, min: 0, max: 100 }], received_value: 101 },
+            },
+          ],
           dependent_outputs: ['4'],
           class_type: 'Number',
         },
@@ -128,7 +148,9 @@ describe('validateWorkflow: per-node errors', () => {
     const r = validateWorkflow(w, registry.definitionOf);
     if (r.ok) throw new Error('expected a failure');
     expect(Object.keys(r.node_errors).sort()).toEqual(['3', '6']);
-    expect(r.node_errors['3'].errors).toEqual([expect.objectContaining({ type: 'dependency_cycle', extra_info: expect.objectContaining({ input_name: 'a', linked_node: ['6', 0] }) })]);
+    expect(r.node_errors['3'].errors).toEqual([
+      expect.objectContaining({ type: 'dependency_cycle', extra_info: expect.objectContaining({ input_name: 'a', linked_node: ['6', 0] }) }),
+    ]);
     expect(r.node_errors['6'].errors[0]).toMatchObject({ type: 'dependency_cycle', extra_info: { input_name: 'a', linked_node: ['3', 0] } });
   });
 
@@ -158,7 +180,9 @@ describe('validateWorkflow: what is validated', () => {
     w['7'] = { class_type: 'Show', inputs: { value: ['6', 0] } };
     const r = validateWorkflow(w, registry.definitionOf);
     expect(r).toMatchObject({ ok: true, outputs: ['4'] });
-    expect(r.node_errors).toEqual({ '6': { errors: [expect.objectContaining({ type: 'value_smaller_than_min' })], dependent_outputs: ['7'], class_type: 'Number' } });
+    expect(r.node_errors).toEqual({
+      '6': { errors: [expect.objectContaining({ type: 'value_smaller_than_min' })], dependent_outputs: ['7'], class_type: 'Number' },
+    });
   });
 
   it('lists every output a shared failing node breaks', () => {

@@ -2,9 +2,10 @@
 // the service (token from GRAPHRUN_TOKEN, none if empty), the runtime's own
 // server on a free port, its URL printed as `listening on <url>`; it stops on
 // SIGTERM or when its stdin closes (the test process went away).
-import process from 'node:process';
+
 import { join } from 'node:path';
-import { createService, silentLogger, type Service, type ServiceOptions, type Storage } from '../../index.ts';
+import process from 'node:process';
+import { createService, type Service, type ServiceOptions, type Storage, silentLogger } from '../../index.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import type { BlobStore } from '../../storage/types.ts';
 

@@ -90,10 +90,13 @@ export function oversizedUpload(url: string, declared: number): Promise<{ status
     req.on('error', reject);
     req.on('response', (res) => {
       let body = '';
-      res.setEncoding('utf8').on('data', (s: string) => (body += s)).on('end', () => {
-        resolve({ status: res.statusCode ?? 0, body });
-        req.destroy();
-      });
+      res
+        .setEncoding('utf8')
+        .on('data', (s: string) => (body += s))
+        .on('end', () => {
+          resolve({ status: res.statusCode ?? 0, body });
+          req.destroy();
+        });
     });
     req.write(new Uint8Array(64 * 1024));
   });
@@ -128,11 +131,13 @@ export function streamingUpload(chunks: number): { body: ReadableStream<Uint8Arr
       if (i === -1) {
         hasher = await createBLAKE3();
         hasher.init();
-        controller.enqueue(enc.encode(
-          `--${boundary}\r\nContent-Disposition: form-data; name="content_type"\r\n\r\napplication/octet-stream\r\n` +
-            `--${boundary}\r\nContent-Disposition: form-data; name="file_path"\r\n\r\nbig.bin\r\n` +
-            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
-        ));
+        controller.enqueue(
+          enc.encode(
+            `--${boundary}\r\nContent-Disposition: form-data; name="content_type"\r\n\r\napplication/octet-stream\r\n` +
+              `--${boundary}\r\nContent-Disposition: form-data; name="file_path"\r\n\r\nbig.bin\r\n` +
+              `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+          ),
+        );
       } else if (i < chunks) {
         const chunk = randomBytes(MiB);
         hasher.update(chunk);

@@ -11,10 +11,9 @@ export function assetCleanupCases(getStore: () => AssetStore): void {
     beforeEach(() => {
       store = getStore();
     });
-    const commit = (id: string, blobKey: string, over: Partial<NewAsset> = {}) =>
-      store.commitAsset(blob(blobKey), newAsset(id, blobKey, over));
+    const commit = (id: string, blobKey: string, over: Partial<NewAsset> = {}) => store.commitAsset(blob(blobKey), newAsset(id, blobKey, over));
 
-    it('blockBlob deletes every account\'s assets over the blob and remembers the block', async () => {
+    it("blockBlob deletes every account's assets over the blob and remembers the block", async () => {
       await commit('a1', 'b1');
       await commit('a2', 'b1', { account_id: 'acc2' });
       await commit('a3', 'b2');

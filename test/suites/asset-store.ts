@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AssetStore, NewAsset } from '../../storage/types.ts';
 import { assetCleanupCases } from './asset-store-cleanup.ts';
-import { blob, hashOf, newAsset, T0, type MakeStore } from './store-fixtures.ts';
+import { blob, hashOf, type MakeStore, newAsset, T0 } from './store-fixtures.ts';
 
 const asset = newAsset;
 /** An asset over a blob of its own, named after it. */
@@ -19,8 +19,7 @@ export function assetStoreSuite(make: MakeStore<AssetStore>): void {
       ({ store, cleanup } = await make());
     });
     afterEach(() => cleanup());
-    const commit = (id: string, blobKey: string, over: Partial<NewAsset> = {}) =>
-      store.commitAsset(blob(blobKey), asset(id, blobKey, over));
+    const commit = (id: string, blobKey: string, over: Partial<NewAsset> = {}) => store.commitAsset(blob(blobKey), asset(id, blobKey, over));
 
     it('commitAsset stores the asset and takes hash and size from the blob', async () => {
       const input = asset('a1', 'b1', { tags: ['x', 'y'], file_path: 'in/cat.png', job_id: 'j1', expires_at: T0 + 5000 });
@@ -32,14 +31,14 @@ export function assetStoreSuite(make: MakeStore<AssetStore>): void {
       expect(await store.findBlobByHash('blake3:unknown')).toBeNull();
     });
 
-    it('keeps a job output\'s node and kind', async () => {
+    it("keeps a job output's node and kind", async () => {
       const { asset: stored } = await commit('a1', 'b1', { job_id: 'j1', node_id: '9', output_type: 'image' });
       expect(stored).toMatchObject({ job_id: 'j1', node_id: '9', output_type: 'image' });
       expect(await store.getAsset('acc1', 'a1', T0)).toMatchObject({ node_id: '9', output_type: 'image' });
       expect(await store.listJobAssets('acc1', 'j1')).toMatchObject([{ id: 'a1', node_id: '9', output_type: 'image' }]);
     });
 
-    it('findAssetByPath returns the account\'s newest live asset with that path', async () => {
+    it("findAssetByPath returns the account's newest live asset with that path", async () => {
       await commit('a1', 'b1', { file_path: 'in/cat.png', created_at: T0 });
       await commit('a2', 'b2', { file_path: 'in/cat.png', created_at: T0 + 10 });
       await commit('a3', 'b3', { file_path: 'in/cat.png', created_at: T0 + 20, expires_at: T0 + 30 });
@@ -117,7 +116,7 @@ export function assetStoreSuite(make: MakeStore<AssetStore>): void {
       expect((await store.findBlobByHash(hashOf('b1')))?.key).toBe('b1');
     });
 
-    it('listJobAssets: the job\'s assets of that account, in commit order', async () => {
+    it("listJobAssets: the job's assets of that account, in commit order", async () => {
       // No job row: the outputs are found by the assets' job_id alone.
       const commitOne = (a: NewAsset) => store.commitAsset({ key: a.blob_key, hash: `blake3:${a.blob_key}`, size: 3 }, a);
       // ids deliberately sort against commit order, so only the order of commits can pass.

@@ -3,8 +3,8 @@
 // servers can run the same workflows. Decoding PNGs with the local engine's
 // codec is a test-only convenience: any conforming PNG decodes the same.
 import { expect } from 'vitest';
-import { decodePng } from '../../lib/png/index.ts';
 import type { Engine, EngineJob, Workflow } from '../../engine/types.ts';
+import { decodePng } from '../../lib/png/index.ts';
 
 export interface EngineFixture {
   engine: Engine;
@@ -57,7 +57,11 @@ export function expectAllNear(pixels: number[][], rgb: number[]): void {
 }
 
 /** The promise's rejection, or undefined when it resolved. */
-export const rejectionOf = (p: Promise<unknown>): Promise<unknown> => p.then(() => undefined, (err: unknown) => err);
+export const rejectionOf = (p: Promise<unknown>): Promise<unknown> =>
+  p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
 
 /** A worker engine may still be starting its servers: wait (bounded) for ready. */
 export async function waitUntilReady(engine: Engine, timeoutMs = 20_000): Promise<string> {

@@ -4,12 +4,10 @@
 // and asserts the reference's shapes (object_info, node_errors, ui dicts), not
 // what one implementation happens to print. Each test gets a fresh engine.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Engine, type EngineReadiness, ExecutionError, type Workflow } from '../../engine/types.ts';
 import { encodePng } from '../../lib/png/index.ts';
-import { ExecutionError, type Engine, type EngineReadiness, type Workflow } from '../../engine/types.ts';
 import { createFakeExecutionContext } from '../helpers/fake-execution-context.ts';
-import {
-  expectAllNear, invertChain, job, pixelsOf, rejectionOf, rgbOf, uniqueColor, waitUntilReady, type EngineFixture,
-} from './engine-fixtures.ts';
+import { type EngineFixture, expectAllNear, invertChain, job, pixelsOf, rejectionOf, rgbOf, uniqueColor, waitUntilReady } from './engine-fixtures.ts';
 
 /** class -> [required input names in order, output types, output_node] as the reference declares them. */
 const CORE_NODES: Record<string, [string[], string[], boolean]> = {
@@ -35,16 +33,61 @@ const scaleChain = (): Workflow => ({
 
 /** [what, how the workflow is broken, failing node, issue type, input_name when the reference names one]. */
 const BROKEN: Array<[string, (w: Workflow) => void, string, string, string?]> = [
-  ['a missing required input', (w) => { delete w['1'].inputs.width; }, '1', 'required_input_missing', 'width'],
-  ['a value below min', (w) => { w['1'].inputs.width = 0; }, '1', 'value_smaller_than_min', 'width'],
-  ['a value above max', (w) => { w['1'].inputs.height = 1_000_000; }, '1', 'value_bigger_than_max', 'height'],
-  ['a value not in a combo list', (w) => { w['2'].inputs.upscale_method = 'sharpest'; }, '2', 'value_not_in_list', 'upscale_method'],
-  ['a link to a missing node', (w) => { w['2'].inputs.image = ['99', 0]; }, '2', 'bad_linked_input', 'image'],
-  ['a cycle', (w) => {
-    w['4'] = { class_type: 'ImageInvert', inputs: { image: ['5', 0] } };
-    w['5'] = { class_type: 'ImageInvert', inputs: { image: ['4', 0] } };
-    w['2'].inputs.image = ['4', 0];
-  }, '4', 'dependency_cycle'],
+  [
+    'a missing required input',
+    (w) => {
+      delete w['1'].inputs.width;
+    },
+    '1',
+    'required_input_missing',
+    'width',
+  ],
+  [
+    'a value below min',
+    (w) => {
+      w['1'].inputs.width = 0;
+    },
+    '1',
+    'value_smaller_than_min',
+    'width',
+  ],
+  [
+    'a value above max',
+    (w) => {
+      w['1'].inputs.height = 1_000_000;
+    },
+    '1',
+    'value_bigger_than_max',
+    'height',
+  ],
+  [
+    'a value not in a combo list',
+    (w) => {
+      w['2'].inputs.upscale_method = 'sharpest';
+    },
+    '2',
+    'value_not_in_list',
+    'upscale_method',
+  ],
+  [
+    'a link to a missing node',
+    (w) => {
+      w['2'].inputs.image = ['99', 0];
+    },
+    '2',
+    'bad_linked_input',
+    'image',
+  ],
+  [
+    'a cycle',
+    (w) => {
+      w['4'] = { class_type: 'ImageInvert', inputs: { image: ['5', 0] } };
+      w['5'] = { class_type: 'ImageInvert', inputs: { image: ['4', 0] } };
+      w['2'].inputs.image = ['4', 0];
+    },
+    '4',
+    'dependency_cycle',
+  ],
 ];
 
 const isIssue = { type: expect.any(String), message: expect.any(String), details: expect.any(String), extra_info: expect.any(Object) };
@@ -123,7 +166,11 @@ export function engineSuite(name: string, make: () => Promise<EngineFixture>): v
         await engine.execute(job(invertChain(color, 4, 2)), fake.ctx);
 
         expect(fake.types()[0]).toBe('execution_start');
-        expect(fake.of('executing').map((e) => [e.node_id, e.class_type])).toEqual([['1', 'EmptyImage'], ['2', 'ImageInvert'], ['3', 'SaveImage']]);
+        expect(fake.of('executing').map((e) => [e.node_id, e.class_type])).toEqual([
+          ['1', 'EmptyImage'],
+          ['2', 'ImageInvert'],
+          ['3', 'SaveImage'],
+        ]);
         // Only nodes with a ui dict report `executed`; SaveImage's lists its file.
         const executed = fake.of('executed');
         expect(executed.map((e) => e.node_id)).toEqual(['3']);
@@ -133,7 +180,10 @@ export function engineSuite(name: string, make: () => Promise<EngineFixture>): v
         const out = fake.outputs[0];
         expect(out).toMatchObject({ node_id: '3', type: 'image', content_type: 'image/png', size_bytes: out.bytes.byteLength });
         expect(out.name).toMatch(/\.png$/);
-        expectAllNear(pixelsOf(out.bytes, 4, 2), rgbOf(color).map((v) => 255 - v));
+        expectAllNear(
+          pixelsOf(out.bytes, 4, 2),
+          rgbOf(color).map((v) => 255 - v),
+        );
       });
 
       it('commits one output per image of a batch', async () => {
@@ -172,7 +222,10 @@ export function engineSuite(name: string, make: () => Promise<EngineFixture>): v
         const fake = createFakeExecutionContext();
         await engine.execute(job(w), fake.ctx);
         const [ra, rb] = [rgbOf(a), rgbOf(b)];
-        expectAllNear(pixelsOf(fake.outputs[0].bytes, 2, 2), ra.map((v, c) => Math.round((v * rb[c]) / 255)));
+        expectAllNear(
+          pixelsOf(fake.outputs[0].bytes, 2, 2),
+          ra.map((v, c) => Math.round((v * rb[c]) / 255)),
+        );
       });
 
       it('PreviewImage emits a preview and commits no output, only a temporary file', async () => {
@@ -201,7 +254,10 @@ export function engineSuite(name: string, make: () => Promise<EngineFixture>): v
           '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: 'suite' } },
         };
         await engine.execute(job(w), fake.ctx);
-        expect(pixelsOf(fake.outputs[0].bytes, 2, 1)).toEqual([[0, 255, 255], [255, 255, 0]]);
+        expect(pixelsOf(fake.outputs[0].bytes, 2, 1)).toEqual([
+          [0, 255, 255],
+          [255, 255, 0],
+        ]);
       });
 
       it('reports the nodes of a repeated workflow as cached', async () => {

@@ -2,7 +2,7 @@
 // racing claims exactly one wins, expired claims give way and are swept.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { IdempotencyStore } from '../../storage/types.ts';
-import { T0, type MakeStore } from './store-fixtures.ts';
+import { type MakeStore, T0 } from './store-fixtures.ts';
 
 export function idempotencyStoreSuite(make: MakeStore<IdempotencyStore>): void {
   describe('IdempotencyStore', () => {

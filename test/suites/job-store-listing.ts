@@ -51,7 +51,7 @@ export function jobListingCases(getStore: () => JobStoreWithOutputs): void {
       }
     }
 
-    it('the account\'s jobs in the given statuses, newest first by default, a page at a time', async () => {
+    it("the account's jobs in the given statuses, newest first by default, a page at a time", async () => {
       await make('q1', 'queued');
       await make('s1', 'succeeded');
       await make('x1', 'succeeded', { account_id: 'acc2' });

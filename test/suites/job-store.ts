@@ -5,8 +5,8 @@
 // compare-and-set win.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NewJob } from '../../storage/types.ts';
-import { jobListingCases, type JobStoreWithOutputs } from './job-store-listing.ts';
-import { T0, type MakeStore } from './store-fixtures.ts';
+import { type JobStoreWithOutputs, jobListingCases } from './job-store-listing.ts';
+import { type MakeStore, T0 } from './store-fixtures.ts';
 
 const DAY = 86_400_000;
 const TERMINAL = ['succeeded', 'failed', 'canceled', 'expired'];
@@ -55,7 +55,7 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
       expect(next.seq).toBeGreaterThan(Math.max(...made.map((j) => j.seq)));
     });
 
-    it('getJob returns only the account\'s own job; getJobById any account\'s', async () => {
+    it("getJob returns only the account's own job; getJobById any account's", async () => {
       const created = await store.createJob(job('j1'));
       expect(await store.getJob('acc1', 'j1')).toEqual(created);
       expect(await store.getJob('acc2', 'j1')).toBeNull();
@@ -65,7 +65,9 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
     });
 
     it('JSON columns round-trip and stored records do not alias caller objects', async () => {
-      const workflow = { '3': { class_type: 'KSampler', inputs: { seed: 2 ** 40, cfg: 7.5, denoise: 1, model: ['4', 0], tag: 'ünïcødé ✓', extra: null, on: true } } };
+      const workflow = {
+        '3': { class_type: 'KSampler', inputs: { seed: 2 ** 40, cfg: 7.5, denoise: 1, model: ['4', 0], tag: 'ünïcødé ✓', extra: null, on: true } },
+      };
       const progress = { node: '3', value: 5, max: 20, nested: { list: [1, 'two', null] } };
       const error = { type: 'execution_error', message: 'boom', details: { node_id: '3', traceback: ['a', 'b'] } };
       const created = await store.createJob(job('j1', { workflow }));
@@ -90,7 +92,13 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
       expect(await store.transitionJob('j1', 'running', 'succeeded', { completed_at: T0 })).toBe(false);
       expect(await store.getJobById('j1')).toMatchObject({ status: 'queued', completed_at: null });
       expect(await store.transitionJob('j1', 'queued', 'running', { started_at: T0 + 1, progress: { p: 1 } })).toBe(true);
-      expect(await store.getJobById('j1')).toMatchObject({ status: 'running', started_at: T0 + 1, progress: { p: 1 }, completed_at: null, error: null });
+      expect(await store.getJobById('j1')).toMatchObject({
+        status: 'running',
+        started_at: T0 + 1,
+        progress: { p: 1 },
+        completed_at: null,
+        error: null,
+      });
       // Absent keys stay as they are; an explicit null clears.
       expect(await store.transitionJob('j1', 'running', 'succeeded', { completed_at: T0 + 2, progress: null })).toBe(true);
       expect(await store.getJobById('j1')).toMatchObject({ status: 'succeeded', started_at: T0 + 1, completed_at: T0 + 2, progress: null });
@@ -158,7 +166,7 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
       expect(await store.listJobsByStatus([], 10)).toEqual([]);
     });
 
-    it('listQueuedJobs: one account\'s queued jobs in submission order', async () => {
+    it("listQueuedJobs: one account's queued jobs in submission order", async () => {
       await createAll(job('a1'), job('b1', { account_id: 'acc2' }), job('a2'), job('a3'), job('a4'));
       await store.transitionJob('a2', 'queued', 'running');
       expect(ids(await store.listQueuedJobs('acc1', 10))).toEqual(['a1', 'a3', 'a4']);

@@ -14,17 +14,28 @@
 //   credits provider (every account may generate).
 // - `base` is the URL the service answers at, mount prefix included and no
 //   trailing slash (e.g. http://127.0.0.1:1234/graph); WebSockets are at `${base}/ws`.
-import { WebSocket } from 'ws';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { DEFAULT_MUSIC_CONCURRENCY } from '../../core/config.ts';
 import { blake3Of, expectEnvelope, randomBytes, trickyPayload, UUID } from '../helpers/assets.ts';
 import { uploadForm } from '../helpers/harness.ts';
 import { expectJobShape, PNG_SIGNATURE, saveImageWorkflow } from '../helpers/jobs.ts';
-import { eventsOf, SseReader } from '../helpers/sse-client.ts';
-import { connectWs, refusedUpgrade, type WsClient } from '../helpers/ws-client.ts';
-import { DEFAULT_MUSIC_CONCURRENCY } from '../../core/config.ts';
 import { blake3Hash, expectWav, MUSIC_PATH, musicForm, ndjsonEvents } from '../helpers/music.ts';
+import { eventsOf, SseReader } from '../helpers/sse-client.ts';
 import { MULTIFRAME, multiframe, taskPath } from '../helpers/video.ts';
-import { abortedUpload, brokenHandshake, hashStream, json, oversizedUpload, pollJob, pollJson, streamingUpload, whileBusy } from '../runtime/raw-clients.ts';
+import { connectWs, refusedUpgrade, type WsClient } from '../helpers/ws-client.ts';
+import {
+  abortedUpload,
+  brokenHandshake,
+  hashStream,
+  json,
+  oversizedUpload,
+  pollJob,
+  pollJson,
+  streamingUpload,
+  whileBusy,
+} from '../runtime/raw-clients.ts';
 
 export interface RuntimeServer {
   /** Where the service answers, mount prefix included, no trailing slash. */
@@ -303,7 +314,10 @@ export function runtimeConformance(label: string, start: StartRuntimeServer, opt
         c = await connectWs(`${base}/ws`, { clientId: 'runtime-conformance' }, '');
         const status = await c.waitFor('status', (f) => f.kind === 'text' && f.type === 'status');
         expect(c.frames[0]).toBe(status);
-        expect(status.kind === 'text' && status.data).toEqual({ status: { exec_info: { queue_remaining: expect.any(Number) } }, sid: 'runtime-conformance' });
+        expect(status.kind === 'text' && status.data).toEqual({
+          status: { exec_info: { queue_remaining: expect.any(Number) } },
+          sid: 'runtime-conformance',
+        });
 
         const res = await fetch(`${base}/api/prompt`, {
           method: 'POST',

@@ -3,7 +3,7 @@
 // from, and retention.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { VideoTaskStore } from '../../storage/types.ts';
-import { videoTask as task, type MakeStore } from './store-fixtures.ts';
+import { type MakeStore, videoTask as task } from './store-fixtures.ts';
 
 export function videoTaskStoreSuite(make: MakeStore<VideoTaskStore>): void {
   describe('VideoTaskStore', () => {
@@ -67,7 +67,9 @@ export function videoTaskStoreSuite(make: MakeStore<VideoTaskStore>): void {
     it('of concurrent transitions from the same state exactly one wins', async () => {
       await store.createVideoTask(task('t3'));
       const moves = await Promise.all(
-        ['p-1', 'p-2', 'p-3', 'p-4'].map((p, i) => store.transitionVideoTask('t3', 'created', 'queueing', { provider_task_id: p, updated_at: 2000 + i })),
+        ['p-1', 'p-2', 'p-3', 'p-4'].map((p, i) =>
+          store.transitionVideoTask('t3', 'created', 'queueing', { provider_task_id: p, updated_at: 2000 + i }),
+        ),
       );
       expect(moves.filter(Boolean)).toHaveLength(1);
       const winner = moves.indexOf(true);

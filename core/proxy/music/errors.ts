@@ -2,8 +2,8 @@
 // codes. ApiErrors of the shared layers (auth, credits) are translated here;
 // anything unexpected is logged and answered with a generic message.
 import { ApiError } from '../../errors.ts';
-import type { Logger } from '../../types.ts';
 import { errorText } from '../../log.ts';
+import type { Logger } from '../../types.ts';
 
 export const MUSIC_ERROR_STATUS = {
   bad_request: 400,
@@ -55,8 +55,5 @@ export function musicErrorResponse(err: unknown, logger: Logger, context: Record
     logger.error('music generation failed', { ...context, error: errorText(err) });
     known = new MusicError('upstream_error', GENERIC_UPSTREAM);
   }
-  return Response.json(
-    { detail: { code: known.code, message: known.message } },
-    { status: MUSIC_ERROR_STATUS[known.code], headers: known.headers },
-  );
+  return Response.json({ detail: { code: known.code, message: known.message } }, { status: MUSIC_ERROR_STATUS[known.code], headers: known.headers });
 }

@@ -6,10 +6,10 @@
 // exceeds 64 KiB (declared or counted as it streams) is a 400; a field out of
 // its bounds a 422.
 import { concatBytes } from '../../../lib/bytes.ts';
-import { MultipartError, MultipartLimitError, multipartBoundary, parseMultipart, type MultipartPart } from '../../multipart.ts';
-import { MusicError } from './errors.ts';
-import { DEFAULT_DURATION, durationProblem, MAX_PROMPT_CHARS, promptProblem } from '../../../providers/music-limits.ts';
 import type { MusicRequest } from '../../../providers/music.ts';
+import { DEFAULT_DURATION, durationProblem, MAX_PROMPT_CHARS, promptProblem } from '../../../providers/music-limits.ts';
+import { MultipartError, MultipartLimitError, type MultipartPart, multipartBoundary, parseMultipart } from '../../multipart.ts';
+import { MusicError } from './errors.ts';
 
 export const MAX_FORM_BYTES = 64 * 1024;
 

@@ -2,14 +2,15 @@
 // the account's concurrent generations (429), its credits (402), then the
 // provider's first event before any byte is sent (a failure there is a 502,
 // or a 429 when the generator says so), then the NDJSON stream.
+
+import { MusicProviderError } from '../../../providers/music.ts';
+import { musicCredits } from '../../../providers/music-limits.ts';
 import type { ServiceContext } from '../../context.ts';
+import { requestOptions } from '../../request-options.ts';
 import { chargeCredits, proxyAccount } from '../auth.ts';
 import { GENERIC_UPSTREAM, MusicError } from './errors.ts';
 import { readMusicForm } from './form.ts';
-import { musicCredits } from '../../../providers/music-limits.ts';
 import { ndjsonBody } from './ndjson.ts';
-import { requestOptions } from '../../request-options.ts';
-import { MusicProviderError } from '../../../providers/music.ts';
 
 /** Seconds a client is told to wait when its account is at the concurrency limit. */
 const RETRY_AFTER = 5;

@@ -3,9 +3,10 @@
 // when the client has taken the last, so a slow reader slows the generator
 // and one that leaves stops it. A failure after the first line ends the
 // stream with a terminal `error` event (the status is already sent).
+
+import { errorText } from '../../log.ts';
 import type { Logger } from '../../types.ts';
 import { GENERIC_UPSTREAM } from './errors.ts';
-import { errorText } from '../../log.ts';
 
 const encoder = new TextEncoder();
 const line = (event: unknown) => encoder.encode(`${JSON.stringify(event)}\n`);

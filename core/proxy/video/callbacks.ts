@@ -7,8 +7,8 @@
 import { OutboundUrlError, parseOutboundUrl, postJson, type UrlPolicy } from '../../../lib/net/url-guard.ts';
 import { pause } from '../../../lib/pause.ts';
 import type { CallbackSettings } from '../../config.ts';
-import type { Logger } from '../../types.ts';
 import { errorText } from '../../log.ts';
+import type { Logger } from '../../types.ts';
 
 export interface CallbackSender {
   /** Queues one delivery of `body` (built now, so it shows this state) after the task's earlier ones. */

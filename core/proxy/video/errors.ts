@@ -4,8 +4,8 @@
 // only. ApiErrors of the shared layers (auth, credits, body reading) are
 // translated here.
 import { ApiError } from '../../errors.ts';
-import type { Logger } from '../../types.ts';
 import { errorText } from '../../log.ts';
+import type { Logger } from '../../types.ts';
 
 export const GENERIC_FAILURE = 'The video service could not complete the request. Try again later.';
 

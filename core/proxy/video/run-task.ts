@@ -4,12 +4,13 @@
 // row with compare-and-set writes, reporting each change. A task the service
 // stops in the middle (signal aborted) keeps its row as it is: the next
 // start resumes it.
-import type { VideoTaskPatch, VideoTaskRecord } from '../../../storage/types.ts';
-import type { ServiceBase } from '../../context.ts';
-import { mintAsset, stageBlob } from '../../assets/ingest.ts';
+
 import { pause } from '../../../lib/pause.ts';
+import { type ProviderTaskState, type ProviderVideo, type VideoProvider, VideoProviderError, type VideoRequest } from '../../../providers/video.ts';
+import type { VideoTaskPatch, VideoTaskRecord } from '../../../storage/types.ts';
+import { mintAsset, stageBlob } from '../../assets/ingest.ts';
+import type { ServiceBase } from '../../context.ts';
 import { videoErrorBody } from './errors.ts';
-import { VideoProviderError, type ProviderTaskState, type ProviderVideo, type VideoProvider, type VideoRequest } from '../../../providers/video.ts';
 import type { TaskState } from './states.ts';
 
 /** What a failed task says; the provider's own words go to the log. */

@@ -5,8 +5,8 @@
 import * as v from 'valibot';
 import { imageRefProblem } from '../../../lib/image/ref.ts';
 import { isRecord } from '../../../lib/is-record.ts';
-import * as L from '../../../providers/video-limits.ts';
 import { VIDEO_MODELS, VIDEO_RESOLUTIONS, type VideoRequest } from '../../../providers/video.ts';
+import * as L from '../../../providers/video-limits.ts';
 
 const UNKNOWN_FIELD = 'is not a field of this request';
 // Base64 of the largest image, plus room for a data: prefix and line breaks.

@@ -4,17 +4,18 @@
 // answers its record in state `created`; GET /proxy/videogen/tasks/{task_id}
 // reads the caller's task as it now is. What they throw, the surface answers
 // in its `{message, details}` body.
-import type { VideoTaskRecord } from '../../../storage/types.ts';
-import { checkOutboundUrl, OutboundUrlError, type UrlPolicy } from '../../../lib/net/url-guard.ts';
+
 import { isUrlRef } from '../../../lib/image/ref.ts';
+import { checkOutboundUrl, OutboundUrlError, type UrlPolicy } from '../../../lib/net/url-guard.ts';
+import type { VideoRequest } from '../../../providers/video.ts';
+import { videoCredits } from '../../../providers/video-credits.ts';
+import { MAX_BODY_BYTES } from '../../../providers/video-limits.ts';
+import type { VideoTaskRecord } from '../../../storage/types.ts';
 import type { ServiceContext } from '../../context.ts';
 import { linkBase } from '../../links.ts';
 import { readJson } from '../../read-json.ts';
 import { chargeCredits, proxyAccount } from '../auth.ts';
-import { videoCredits } from '../../../providers/video-credits.ts';
 import { VideoError } from './errors.ts';
-import { MAX_BODY_BYTES } from '../../../providers/video-limits.ts';
-import type { VideoRequest } from '../../../providers/video.ts';
 import { taskView } from './record.ts';
 import { parseMultiframe } from './schema.ts';
 

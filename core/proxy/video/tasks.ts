@@ -4,11 +4,11 @@
 // the next start). Tasks run on the instance that accepted or resumed them.
 import type { VideoTaskRecord } from '../../../storage/types.ts';
 import type { ServiceBase } from '../../context.ts';
+import { errorText } from '../../log.ts';
 import { createCallbackSender } from './callbacks.ts';
 import { taskView } from './record.ts';
 import { runVideoTask } from './run-task.ts';
 import { OPEN_STATES } from './states.ts';
-import { errorText } from '../../log.ts';
 
 /** A task still open this long after it was created has failed. */
 const MAX_TASK_MS = 2 * 3600_000;

@@ -1,8 +1,9 @@
 // The basic nodes: primitives and string nodes under the reference's names
 // and inputs, so workflows written for it run here; math under graphrun.*
 // names (the reference has no such node); a text saver and a value preview.
-import { defineNode, type LocalNode } from '../define-node.ts';
+
 import { isImageBatch } from '../../../lib/image/batch.ts';
+import { defineNode, type LocalNode } from '../define-node.ts';
 import { MATH_OPS, mathFloat, mathInt } from './math.ts';
 
 const SAFE = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER };
@@ -110,6 +111,16 @@ function show(value: unknown): string {
 }
 
 export const basicNodeList: LocalNode[] = [
-  primitiveInt, primitiveFloat, primitiveString, primitiveStringMultiline, primitiveBoolean,
-  stringConcatenate, stringReplace, stringLength, mathIntNode, mathFloatNode, saveText, previewAny,
+  primitiveInt,
+  primitiveFloat,
+  primitiveString,
+  primitiveStringMultiline,
+  primitiveBoolean,
+  stringConcatenate,
+  stringReplace,
+  stringLength,
+  mathIntNode,
+  mathFloatNode,
+  saveText,
+  previewAny,
 ];

@@ -1,8 +1,9 @@
 // Image nodes that only compute: EmptyImage, ImageInvert, ImageCrop,
 // ImageScale, ImageBlend, with the reference's names, inputs and defaults.
-import { defineNode, type LocalNode } from '../define-node.ts';
+
 import { createImageBatch } from '../../../lib/image/batch.ts';
-import { BLEND_MODES, blendImages, cropImage, pyRound, requireImage, requireInt, type BlendMode } from './image-ops.ts';
+import { defineNode, type LocalNode } from '../define-node.ts';
+import { BLEND_MODES, type BlendMode, blendImages, cropImage, pyRound, requireImage, requireInt } from './image-ops.ts';
 import { scaleImage, UPSCALE_METHODS, type UpscaleMethod } from './resample.ts';
 
 const MAX_RESOLUTION = 16384;

@@ -2,9 +2,9 @@
 // PreviewImage streams PNG previews (never committed), LoadImage reads an
 // input asset of the job's account by id or by file name.
 import { readCapped } from '../../../lib/bytes.ts';
+import { imageBatchToPng } from '../../../lib/image/png-batch.ts';
 import { isUuid } from '../../../lib/uuid.ts';
 import { defineNode, type LocalNode, type NodeRunContext } from '../define-node.ts';
-import { imageBatchToPng } from '../../../lib/image/png-batch.ts';
 import { decodeImageFile } from './image-load.ts';
 import { requireImage } from './image-ops.ts';
 
@@ -92,7 +92,9 @@ export const loadImage = defineNode({
   cacheable: false,
   async run(inputs, ctx) {
     // Values such as "name.png [input]" (the reference's annotated form) name the same file.
-    const ref = String(inputs.image ?? '').replace(/\s*\[(input|output|temp)\]$/, '').trim();
+    const ref = String(inputs.image ?? '')
+      .replace(/\s*\[(input|output|temp)\]$/, '')
+      .trim();
     const asset = ref ? await findAsset(ctx, ref) : null;
     if (!asset) {
       throw Object.assign(new Error(`LoadImage: no input image with the id or name "${ref}"`), { exception_type: 'FileNotFoundError' });

@@ -2,9 +2,9 @@
 // LoadImageFromURL: format sniffing (the local engine decodes PNG only; a
 // JPEG gets a clear error rather than garbage).
 import type { ImageBatch } from '../../../lib/image/batch.ts';
-import { createMaskBatch, type MaskBatch } from '../mask.ts';
-import { hasPngSignature, PngError } from '../../../lib/png/index.ts';
 import { pngToImageBatch } from '../../../lib/image/png-batch.ts';
+import { hasPngSignature, PngError } from '../../../lib/png/index.ts';
+import { createMaskBatch, type MaskBatch } from '../mask.ts';
 
 /** Decodes an image file into IMAGE and MASK the way the reference's LoadImage does. */
 export function decodeImageFile(bytes: Uint8Array): { image: ImageBatch; mask: MaskBatch } {

@@ -1,6 +1,6 @@
 // Pixel math shared by the image nodes, kept apart from their declarations
 // so it can be tested on tiny known images: input checks, crop, blend.
-import { createImageBatch, isImageBatch, type ImageBatch } from '../../../lib/image/batch.ts';
+import { createImageBatch, type ImageBatch, isImageBatch } from '../../../lib/image/batch.ts';
 
 export function requireImage(value: unknown, name: string): ImageBatch {
   if (!isImageBatch(value)) throw new TypeError(`input "${name}" is not an IMAGE`);
@@ -44,12 +44,18 @@ const g = (x: number): number => (x <= 0.25 ? ((16 * x - 12) * x + 4) * x : Math
 /** The reference's ImageBlend.blend_mode for one value of each image. */
 export function blendValue(a: number, b: number, mode: BlendMode): number {
   switch (mode) {
-    case 'normal': return b;
-    case 'multiply': return a * b;
-    case 'screen': return 1 - (1 - a) * (1 - b);
-    case 'overlay': return a <= 0.5 ? 2 * a * b : 1 - 2 * (1 - a) * (1 - b);
-    case 'soft_light': return b <= 0.5 ? a - (1 - 2 * b) * a * (1 - a) : a + (2 * b - 1) * (g(a) - a);
-    case 'difference': return a - b;
+    case 'normal':
+      return b;
+    case 'multiply':
+      return a * b;
+    case 'screen':
+      return 1 - (1 - a) * (1 - b);
+    case 'overlay':
+      return a <= 0.5 ? 2 * a * b : 1 - 2 * (1 - a) * (1 - b);
+    case 'soft_light':
+      return b <= 0.5 ? a - (1 - 2 * b) * a * (1 - a) : a + (2 * b - 1) * (g(a) - a);
+    case 'difference':
+      return a - b;
   }
 }
 
@@ -66,7 +72,7 @@ export function blendImages(image1: ImageBatch, image2: ImageBatch, factor: numb
     for (let i = 0; i < per; i++) {
       const a = image1.data[b * per + i];
       const v = a * (1 - factor) + blendValue(a, image2.data[o2 + i], mode) * factor;
-      out.data[b * per + i] = v < 0 ? 0 : v > 1 ? 1 : v;
+      out.data[b * per + i] = Math.min(Math.max(v, 0), 1);
     }
   }
   return out;

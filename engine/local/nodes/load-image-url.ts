@@ -2,8 +2,9 @@
 // service's outbound guard (engine/local/net/url-guard.ts: every redirect hop
 // and, with a resolver in the settings, every resolved address checked; size
 // and time bounded while streaming). Every failure is an ImageDownloadError.
-import { defineNode } from '../define-node.ts';
+
 import { downloadBytes, OutboundUrlError, type ResolveHost } from '../../../lib/net/url-guard.ts';
+import { defineNode } from '../define-node.ts';
 import { decodeImageFile } from './image-load.ts';
 
 const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;

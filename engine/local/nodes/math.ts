@@ -9,11 +9,16 @@ export class ZeroDivisionError extends Error {
 
 function apply(a: number, b: number, op: string, intDivide: boolean): number {
   switch (op) {
-    case 'add': return a + b;
-    case 'subtract': return a - b;
-    case 'multiply': return a * b;
-    case 'min': return Math.min(a, b);
-    case 'max': return Math.max(a, b);
+    case 'add':
+      return a + b;
+    case 'subtract':
+      return a - b;
+    case 'multiply':
+      return a * b;
+    case 'min':
+      return Math.min(a, b);
+    case 'max':
+      return Math.max(a, b);
   }
   if (b === 0) throw new ZeroDivisionError(`${op} by zero`);
   if (op === 'divide') return intDivide ? Math.floor(a / b) : a / b;

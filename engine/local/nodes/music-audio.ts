@@ -36,7 +36,8 @@ export function musicAudio(events: AsyncIterable<{ type: string }>, onProgress: 
           throw new MusicStreamError('the music stream carried audio that is not base64');
         }
         if (offset === 0) {
-          if (data.length < 44 || new TextDecoder().decode(data.subarray(0, 4)) !== 'RIFF') throw new MusicStreamError('the music stream does not start with a WAV header');
+          if (data.length < 44 || new TextDecoder().decode(data.subarray(0, 4)) !== 'RIFF')
+            throw new MusicStreamError('the music stream does not start with a WAV header');
           total = new DataView(data.buffer, data.byteOffset).getUint32(4, true) + 8;
         }
         offset += data.length;

@@ -2,9 +2,9 @@
 // It calls the service's music provider in process (the same one, with the
 // same bounds and price), charges the job's account, and commits the WAV as
 // an audio output while it streams in; its AUDIO output names that asset.
-import { durationProblem, MAX_DURATION, MIN_DURATION, DEFAULT_DURATION, musicCredits, promptProblem } from '../../../providers/music-limits.ts';
+import { DEFAULT_DURATION, durationProblem, MAX_DURATION, MIN_DURATION, musicCredits, promptProblem } from '../../../providers/music-limits.ts';
 import { defineNode } from '../define-node.ts';
-import { musicAudio, MusicStreamError } from './music-audio.ts';
+import { MusicStreamError, musicAudio } from './music-audio.ts';
 import { InsufficientFundsError, PartnerUnavailableError, PartnerValidationError } from './partner-errors.ts';
 
 /** The AUDIO value the node outputs: the committed WAV and what it holds. */
@@ -41,7 +41,8 @@ export const musicgenTextToMusic = defineNode({
     const provider = partner?.providers.music;
     if (!partner || !provider) throw new PartnerUnavailableError('this engine runs without the service, so it cannot generate music');
     // The contract asks partner calls for the caller's platform key, as the hosted nodes send it.
-    if (!partner.api_key) throw new PartnerValidationError('MusicgenTextToMusic is a partner node: submit the job with extra_data.api_key_platform_org');
+    if (!partner.api_key)
+      throw new PartnerValidationError('MusicgenTextToMusic is a partner node: submit the job with extra_data.api_key_platform_org');
 
     const credits = musicCredits(duration);
     if (!(await partner.charge(credits, 'music generation'))) {

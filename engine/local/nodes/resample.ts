@@ -8,7 +8,11 @@ import { cropImage, pyRound } from './image-ops.ts';
 export const UPSCALE_METHODS = ['nearest-exact', 'bilinear', 'area', 'bicubic', 'lanczos'] as const;
 export type UpscaleMethod = (typeof UPSCALE_METHODS)[number];
 
-interface Taps { n: number; idx: Int32Array; w: Float64Array }
+interface Taps {
+  n: number;
+  idx: Int32Array;
+  w: Float64Array;
+}
 
 function cubic(x: number): number {
   const A = -0.75;
@@ -34,8 +38,10 @@ function tapsFor(method: UpscaleMethod, size: number, out: number): Taps {
       const src = Math.max(0, (o + 0.5) * scale - 0.5);
       const i0 = Math.floor(src);
       const l = src - i0;
-      idx[at] = clamp(i0); idx[at + 1] = clamp(i0 + 1);
-      w[at] = 1 - l; w[at + 1] = l;
+      idx[at] = clamp(i0);
+      idx[at + 1] = clamp(i0 + 1);
+      w[at] = 1 - l;
+      w[at + 1] = l;
     } else if (kind === 'bicubic') {
       const src = (o + 0.5) * scale - 0.5;
       const i0 = Math.floor(src);
@@ -79,7 +85,7 @@ export function resizeImage(src: ImageBatch, width: number, height: number, meth
         let v = 0;
         for (let k = 0; k < ty.n; k++) v += ty.w[y * ty.n + k] * tmp[(b * src.height + ty.idx[y * ty.n + k]) * plane + i];
         // Bicubic overshoots; IMAGE values stay in 0..1.
-        out.data[(b * height + y) * plane + i] = v < 0 ? 0 : v > 1 ? 1 : v;
+        out.data[(b * height + y) * plane + i] = Math.min(Math.max(v, 0), 1);
       }
     }
   }

@@ -6,12 +6,20 @@
 // the job's account, waits for the video and commits it as a video output;
 // its VIDEO output names that asset.
 import { toBase64 } from '../../../lib/base64.ts';
-import { pause } from '../../../lib/pause.ts';
-import { videoCredits } from '../../../providers/video-credits.ts';
-import { DEFAULT_DURATION, MAX_DURATION, MAX_FRAMES, MAX_PROMPT_CHARS, MIN_DURATION, MIN_FRAMES, overMaxChars } from '../../../providers/video-limits.ts';
-import { VIDEO_MODELS, VIDEO_RESOLUTIONS, VideoProviderError, type VideoProvider, type VideoRequest } from '../../../providers/video.ts';
-import { defineNode, type NodeRunContext } from '../define-node.ts';
 import { imageBatchToPng } from '../../../lib/image/png-batch.ts';
+import { pause } from '../../../lib/pause.ts';
+import { VIDEO_MODELS, VIDEO_RESOLUTIONS, type VideoProvider, VideoProviderError, type VideoRequest } from '../../../providers/video.ts';
+import { videoCredits } from '../../../providers/video-credits.ts';
+import {
+  DEFAULT_DURATION,
+  MAX_DURATION,
+  MAX_FRAMES,
+  MAX_PROMPT_CHARS,
+  MIN_DURATION,
+  MIN_FRAMES,
+  overMaxChars,
+} from '../../../providers/video-limits.ts';
+import { defineNode, type NodeRunContext } from '../define-node.ts';
 import { requireImage } from './image-ops.ts';
 import { InsufficientFundsError, PartnerUnavailableError, PartnerValidationError } from './partner-errors.ts';
 
@@ -38,7 +46,8 @@ async function attempt<T>(provider: VideoProvider, ctx: NodeRunContext, call: ()
       return await call();
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      if (!(err instanceof VideoProviderError && err.retryable) || n >= RETRIES) throw new VideoGenerationError('the video generator failed', { cause: err });
+      if (!(err instanceof VideoProviderError && err.retryable) || n >= RETRIES)
+        throw new VideoGenerationError('the video generator failed', { cause: err });
       await pause((provider.retryDelayMs ?? 1000) * 2 ** (n - 1), ctx.signal);
     }
   }
@@ -48,11 +57,15 @@ export const videogenMultiframe = defineNode({
   name: 'VideogenMultiframe',
   display_name: 'Videogen Multi-frame Video',
   category: 'api node/video/Videogen',
-  description: 'Generates a video through the videogen endpoint from 2 to 9 key frames (the images of the batch, in order), saved as a video output of the job.',
+  description:
+    'Generates a video through the videogen endpoint from 2 to 9 key frames (the images of the batch, in order), saved as a video output of the job.',
   required: {
     images: ['IMAGE', { tooltip: `The key frames, ${MIN_FRAMES} to ${MAX_FRAMES} images of one batch.` }],
     prompt: ['STRING', { multiline: true, default: '', tooltip: 'One line per key frame; the last line repeats for the rest.' }],
-    duration: ['FLOAT', { default: DEFAULT_DURATION, min: MIN_DURATION, max: MAX_DURATION, step: 0.5, tooltip: 'Seconds of video ending on each key frame.' }],
+    duration: [
+      'FLOAT',
+      { default: DEFAULT_DURATION, min: MIN_DURATION, max: MAX_DURATION, step: 0.5, tooltip: 'Seconds of video ending on each key frame.' },
+    ],
     model: [[...VIDEO_MODELS], { default: 'gen-q2-turbo' }],
     resolution: [[...VIDEO_RESOLUTIONS], { default: '720p' }],
   },
@@ -67,18 +80,21 @@ export const videogenMultiframe = defineNode({
       throw new PartnerValidationError(`images: ${MIN_FRAMES} to ${MAX_FRAMES} key frames are needed, got a batch of ${images.count}`);
     }
     const duration = Number(inputs.duration ?? DEFAULT_DURATION);
-    if (!(duration >= MIN_DURATION && duration <= MAX_DURATION)) throw new PartnerValidationError(`duration: must be ${MIN_DURATION} to ${MAX_DURATION} seconds`);
+    if (!(duration >= MIN_DURATION && duration <= MAX_DURATION))
+      throw new PartnerValidationError(`duration: must be ${MIN_DURATION} to ${MAX_DURATION} seconds`);
     const model = String(inputs.model) as VideoRequest['model'];
     const resolution = String(inputs.resolution) as VideoRequest['resolution'];
     const lines = String(inputs.prompt ?? '').split('\n');
     const prompts = Array.from({ length: images.count }, (_, i) => (lines[Math.min(i, lines.length - 1)] ?? '').trim());
-    if (prompts.some((p) => overMaxChars(p, MAX_PROMPT_CHARS))) throw new PartnerValidationError(`prompt: a line is at most ${MAX_PROMPT_CHARS} characters`);
+    if (prompts.some((p) => overMaxChars(p, MAX_PROMPT_CHARS)))
+      throw new PartnerValidationError(`prompt: a line is at most ${MAX_PROMPT_CHARS} characters`);
 
     const partner = ctx.partner;
     const provider = partner?.providers.video;
     if (!partner || !provider) throw new PartnerUnavailableError('this engine runs without the service, so it cannot generate video');
     // The contract asks partner calls for the caller's platform key, as the hosted nodes send it.
-    if (!partner.api_key) throw new PartnerValidationError('VideogenMultiframe is a partner node: submit the job with extra_data.api_key_platform_org');
+    if (!partner.api_key)
+      throw new PartnerValidationError('VideogenMultiframe is a partner node: submit the job with extra_data.api_key_platform_org');
 
     const request: VideoRequest = {
       image_settings: prompts.map((prompt, i) => ({ key_image: toBase64(imageBatchToPng(images, i, { level: 1 })), duration, prompt })),
@@ -107,10 +123,19 @@ export const videogenMultiframe = defineNode({
           if (ctx.signal.aborted) throw err;
           throw new VideoGenerationError('the video generator failed', { cause: err });
         }
-        const ref: VideoRef = { asset_id: asset.id, filename, content_type: st.video.content_type, frames: images.count, duration: duration * images.count };
+        const ref: VideoRef = {
+          asset_id: asset.id,
+          filename,
+          content_type: st.video.content_type,
+          frames: images.count,
+          duration: duration * images.count,
+        };
         return { outputs: [ref], ui: { video: [{ filename, subfolder: '', type: 'output' }] } };
       }
-      if (st.state === 'failed') throw new VideoGenerationError(st.details?.length ? `the video could not be generated: ${st.details.join('; ')}` : 'the video could not be generated');
+      if (st.state === 'failed')
+        throw new VideoGenerationError(
+          st.details?.length ? `the video could not be generated: ${st.details.join('; ')}` : 'the video could not be generated',
+        );
       if (st.state === 'unknown') throw new VideoGenerationError('the video generator lost the task');
       ctx.progress(st.state === 'queueing' ? 0 : 1, 2);
       await pause(provider.pollIntervalMs, ctx.signal);

@@ -2,10 +2,11 @@
 // hash) and synthesizes a 16-bit mono WAV in slices of `chunkSeconds`, each
 // rendered only when the consumer asks for it, so one slice is all it holds
 // and a consumer that goes away stops the work.
-import { createHasher } from '../../../lib/blake3.ts';
+
 import { toBase64 } from '../../../lib/base64.ts';
-import { displayTags, KEY_NAMES, trackTitle } from './describe.ts';
+import { createHasher } from '../../../lib/blake3.ts';
 import type { MusicEvent, MusicProvider, MusicRequest } from '../../music.ts';
+import { displayTags, KEY_NAMES, trackTitle } from './describe.ts';
 import { createRenderer } from './render.ts';
 import { barFrames, compose, romanProgression } from './score.ts';
 import { WAV_HEADER_BYTES, wavFileBytes, wavHeader } from './wav.ts';

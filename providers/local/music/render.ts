@@ -2,9 +2,10 @@
 // pad chords, bass, a lead line in the score's timbre, and drums. Each
 // sample depends only on its index, so stretches rendered apart join
 // seamlessly and the same prompt gives the same bytes.
-import { barFrames, composeBar, type Bar, type Score } from './score.ts';
-import { noise, noteHz, sine, triangle } from './tones.ts';
+
 import type { Timbre } from './describe.ts';
+import { type Bar, barFrames, composeBar, type Score } from './score.ts';
+import { noise, noteHz, sine, triangle } from './tones.ts';
 
 export interface Renderer {
   /** Writes frames [start, start + count) as PCM into `out` from byte `at`. */
@@ -64,10 +65,14 @@ function barSounds(s: Score, bar: Bar, bf: number): Sound[] {
   for (const hz of bar.chord.map(noteHz)) {
     const rise = 0.25 * sr;
     const fall = 0.1 * sr;
-    sounds.push([0, bf, (d) => {
-      const t = d / sr;
-      return 0.09 * Math.min(1, d / rise) * Math.min(1, (bf - d) / fall) * (sine(hz * t) + 0.25 * sine(2 * hz * t));
-    }]);
+    sounds.push([
+      0,
+      bf,
+      (d) => {
+        const t = d / sr;
+        return 0.09 * Math.min(1, d / rise) * Math.min(1, (bf - d) / fall) * (sine(hz * t) + 0.25 * sine(2 * hz * t));
+      },
+    ]);
   }
   for (const note of bar.melody) {
     const hz = noteHz(note.midi);
@@ -79,32 +84,48 @@ function barSounds(s: Score, bar: Bar, bf: number): Sound[] {
     const hz = noteHz(note.midi);
     const gain = 0.3 * note.velocity;
     const rise = 0.005 * sr;
-    sounds.push([note.start, note.length, (d, x) => {
-      const t = d / sr;
-      return gain * Math.min(1, d / rise) * (1 - x) * (1 - 0.5 * x) * (sine(hz * t) + 0.2 * sine(2 * hz * t));
-    }]);
+    sounds.push([
+      note.start,
+      note.length,
+      (d, x) => {
+        const t = d / sr;
+        return gain * Math.min(1, d / rise) * (1 - x) * (1 - 0.5 * x) * (sine(hz * t) + 0.2 * sine(2 * hz * t));
+      },
+    ]);
   }
   for (const start of bar.kicks) {
     const length = Math.min(Math.round(0.3 * sr), bf - start);
     // The pitch falls from 155 to 45 Hz; the phase is that sweep's integral.
     const sweep = (110 * (length / sr)) / 3;
-    sounds.push([start, length, (d, x) => {
-      const y = 1 - x;
-      return 0.5 * y * y * sine(45 * (d / sr) + sweep * (1 - y * y * y));
-    }]);
+    sounds.push([
+      start,
+      length,
+      (d, x) => {
+        const y = 1 - x;
+        return 0.5 * y * y * sine(45 * (d / sr) + sweep * (1 - y * y * y));
+      },
+    ]);
   }
   for (const start of bar.snares) {
-    sounds.push([start, Math.min(Math.round(0.18 * sr), bf - start), (d, x, n) => {
-      const y = (1 - x) * (1 - x);
-      return 0.16 * y * (1 - x) * noise(n, s.seed) + 0.1 * y * y * sine(180 * (d / sr));
-    }]);
+    sounds.push([
+      start,
+      Math.min(Math.round(0.18 * sr), bf - start),
+      (d, x, n) => {
+        const y = (1 - x) * (1 - x);
+        return 0.16 * y * (1 - x) * noise(n, s.seed) + 0.1 * y * y * sine(180 * (d / sr));
+      },
+    ]);
   }
   for (const start of bar.hats) {
     const gain = start % s.beatFrames === 0 ? 0.03 : 0.05;
-    sounds.push([start, Math.min(Math.round(0.05 * sr), bf - start), (_d, x, n) => {
-      const y = (1 - x) * (1 - x);
-      return gain * y * y * noise(n, s.seed ^ 0x5bd1e995);
-    }]);
+    sounds.push([
+      start,
+      Math.min(Math.round(0.05 * sr), bf - start),
+      (_d, x, n) => {
+        const y = (1 - x) * (1 - x);
+        return gain * y * y * noise(n, s.seed ^ 0x5bd1e995);
+      },
+    ]);
   }
   return sounds;
 }

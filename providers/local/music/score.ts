@@ -2,14 +2,27 @@
 // by bar, the melody, bass and drum hits. Every bar is a pure function of the
 // seed and its index, so the renderer can make any stretch of the track
 // without keeping the rest (memory stays one bar, whatever the duration).
-import { readPrompt, type PromptReading, type Timbre } from './describe.ts';
+import { type PromptReading, readPrompt, type Timbre } from './describe.ts';
 import { pick, promptSeed, seededRandom } from './seed.ts';
 
 const MAJOR = [0, 2, 4, 5, 7, 9, 11];
 const MINOR = [0, 2, 3, 5, 7, 8, 10];
 /** Scale degrees (0-based) of the chords, one per bar. */
-const MAJOR_PROGRESSIONS = [[0, 4, 5, 3], [0, 5, 3, 4], [5, 3, 0, 4], [0, 3, 4, 3], [0, 3, 5, 4], [1, 4, 0, 0]];
-const MINOR_PROGRESSIONS = [[0, 5, 2, 6], [0, 3, 4, 0], [0, 6, 5, 6], [0, 5, 3, 4], [0, 3, 6, 2]];
+const MAJOR_PROGRESSIONS = [
+  [0, 4, 5, 3],
+  [0, 5, 3, 4],
+  [5, 3, 0, 4],
+  [0, 3, 4, 3],
+  [0, 3, 5, 4],
+  [1, 4, 0, 0],
+];
+const MINOR_PROGRESSIONS = [
+  [0, 5, 2, 6],
+  [0, 3, 4, 0],
+  [0, 6, 5, 6],
+  [0, 5, 3, 4],
+  [0, 3, 6, 2],
+];
 const TIMBRES: Timbre[] = ['keys', 'bell', 'pluck', 'flute', 'synth'];
 
 export interface Score {

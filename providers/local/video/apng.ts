@@ -59,7 +59,8 @@ export interface ApngWriter {
 
 /** An APNG of `frames` full-canvas 8-bit RGB frames, played once. */
 export function createApngWriter(width: number, height: number, frames: number): ApngWriter {
-  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) throw new PngError(`cannot encode an APNG of size ${width}x${height}`);
+  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1)
+    throw new PngError(`cannot encode an APNG of size ${width}x${height}`);
   if (!Number.isInteger(frames) || frames < 1) throw new PngError(`an APNG needs at least one frame, got ${frames}`);
   const ihdr = new Uint8Array(13);
   const hv = new DataView(ihdr.buffer);

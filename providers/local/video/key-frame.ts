@@ -4,9 +4,9 @@
 // that would only fail at decoding (a huge declared size, a broken header) is
 // a 400 before anything is charged, and only the head is decoded for it.
 import { base64RefHead, sniffImage } from '../../../lib/image/ref.ts';
-import { KEY_FRAME_LIMITS } from './render.ts';
 import { PngError, readChunks } from '../../../lib/png/chunks.ts';
 import { parseHeader } from '../../../lib/png/header.ts';
+import { KEY_FRAME_LIMITS } from './render.ts';
 
 /** Signature (8), then the IHDR chunk: length (4), type (4), data (13), CRC (4). */
 const HEAD_BYTES = 33;

@@ -3,12 +3,13 @@
 // fetched through the outbound guard; renders run one at a time (the rest
 // wait as `queueing`). State lives in memory: after a restart the provider
 // answers `unknown` and the task system creates the render again.
-import type { UrlPolicy } from '../../../lib/net/url-guard.ts';
+
 import { isUrlRef, loadImageRef } from '../../../lib/image/ref.ts';
-import { prepareKeyFrame, renderMultiframe } from './render.ts';
-import { localKeyFrameProblem } from './key-frame.ts';
-import { MAX_IMAGE_BYTES } from '../../video-limits.ts';
+import type { UrlPolicy } from '../../../lib/net/url-guard.ts';
 import type { ProviderTaskState, VideoProvider, VideoRequest } from '../../video.ts';
+import { MAX_IMAGE_BYTES } from '../../video-limits.ts';
+import { localKeyFrameProblem } from './key-frame.ts';
+import { prepareKeyFrame, renderMultiframe } from './render.ts';
 
 /** A finished render nobody asked about is dropped after this long. */
 const KEEP_MS = 3600_000;
@@ -61,7 +62,7 @@ export function createLocalVideoProvider(opts: LocalVideoOptions): LocalVideoPro
     return renderMultiframe({ canvases, durations, hasStart, resolution: request.resolution, signal });
   }
 
-  async function run(id: string, request: VideoRequest, entry: Entry) {
+  async function run(request: VideoRequest, entry: Entry) {
     if (running >= concurrency) await new Promise<void>((resolve) => waiting.push(resolve));
     running++;
     try {
@@ -99,7 +100,7 @@ export function createLocalVideoProvider(opts: LocalVideoOptions): LocalVideoPro
       const id = crypto.randomUUID();
       const entry: Entry = { state: { state: 'queueing' }, at: now, controller: new AbortController() };
       entries.set(id, entry);
-      void run(id, request, entry);
+      void run(request, entry);
       return { id };
     },
     async status(id) {

@@ -5,9 +5,10 @@
 // holds the key frame for the rest as one long frame. The first segment
 // without a start_image holds its key frame throughout. 8 fps keeps a 1080p
 // render to seconds on one core; holds cost one frame whatever their length.
-import { PngError } from '../../../lib/png/index.ts';
-import { pngToImageBatch } from '../../../lib/image/png-batch.ts';
+
 import type { ImageBatch } from '../../../lib/image/batch.ts';
+import { pngToImageBatch } from '../../../lib/image/png-batch.ts';
+import { PngError } from '../../../lib/png/index.ts';
 import { createApngWriter } from './apng.ts';
 
 export const VIDEO_SIZES = {
