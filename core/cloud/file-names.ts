@@ -3,28 +3,15 @@
 // the same name, in every account, and a name says nothing about who has it.
 // `/api/view`, the upload routes, history and WebSocket `executed` messages
 // all speak these names; an account resolves a name only to its own assets.
+import { extensionForType } from '../../lib/media-extension.ts';
 import type { AssetRecord } from '../../storage/types.ts';
 import type { ServiceBase } from '../context.ts';
-
-const EXT_BY_TYPE: Record<string, string> = {
-  'image/png': '.png',
-  'image/jpeg': '.jpg',
-  'image/webp': '.webp',
-  'image/gif': '.gif',
-  'video/mp4': '.mp4',
-  'video/webm': '.webm',
-  'audio/wav': '.wav',
-  'audio/mpeg': '.mp3',
-  'audio/flac': '.flac',
-  'text/plain': '.txt',
-  'application/json': '.json',
-};
 
 /** `.png` from `photo.PNG`; else from the media type; else none. At most 10 safe characters. */
 export function extensionOf(fileName: string | null, contentType: string): string {
   const m = /\.([A-Za-z0-9]{1,10})$/.exec(fileName ?? '');
   if (m) return `.${m[1].toLowerCase()}`;
-  return EXT_BY_TYPE[contentType.split(';')[0].trim().toLowerCase()] ?? '';
+  return extensionForType(contentType);
 }
 
 /** The asset's name in the flat namespace; null while its hash is not known. */

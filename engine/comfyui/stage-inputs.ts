@@ -5,6 +5,7 @@
 // the workflow pointing at the names the worker gave them. An upload the
 // worker refuses (4xx) fails the job naming the input; a worker fault (5xx,
 // no answer) is left to the caller, which tries another worker.
+import { extensionForType } from '../../lib/media-extension.ts';
 import { isUuid } from '../../lib/uuid.ts';
 import { type ExecutionContext, ExecutionError, type NodeDefinition, type Workflow } from '../types.ts';
 import { hasUploadFlag } from './output-files.ts';
@@ -12,18 +13,6 @@ import { type WorkerClient, WorkerHttpError } from './worker-client.ts';
 
 /** The reference's annotated form: "name.png [input]" names the file in that folder. */
 const ANNOTATION = /\s*\[(input|output|temp)\]$/;
-
-const EXTENSIONS: Record<string, string> = {
-  'image/png': '.png',
-  'image/jpeg': '.jpg',
-  'image/webp': '.webp',
-  'image/gif': '.gif',
-  'video/mp4': '.mp4',
-  'video/webm': '.webm',
-  'audio/wav': '.wav',
-  'audio/mpeg': '.mp3',
-  'audio/flac': '.flac',
-};
 
 /** Whether an input takes a file by name: the reference flags these (`image_upload`, `video_upload`, `audio_upload`, `upload`). */
 export function isUploadInput(def: NodeDefinition | undefined, input: string): boolean {
@@ -64,7 +53,7 @@ function uploadName(name: string, asset: Asset): string {
       .pop()!
       .replace(/[^\w.\- ()[\]]+/g, '_') || asset.id;
   if (/\.[a-z0-9]{2,5}$/i.test(base)) return base;
-  return `${base}${EXTENSIONS[asset.content_type.split(';')[0].trim().toLowerCase()] ?? ''}`;
+  return `${base}${extensionForType(asset.content_type)}`;
 }
 
 export async function stageInputs(
