@@ -98,26 +98,31 @@ export interface ExecutionContext {
   partner?: PartnerServices;
   emit(event: EngineEvent): void;
   /** Streams bytes into the blob store (deduplicated like uploads) as an asset of the job. */
-  commitOutput(output: {
-    node_id: string;
-    name: string;
-    type: OutputType;
-    content_type: string;
-    body: Uint8Array | AsyncIterable<Uint8Array>;
-    /**
-     * A temporary file (the reference's `type: "temp"`, e.g. PreviewImage):
-     * stored for a short while so clients can fetch it by name, but not one
-     * of the job's outputs.
-     */
-    temporary?: boolean;
-  }): Promise<OutputAsset>;
+  commitOutput(output: NewOutput & { node_id: string }): Promise<OutputAsset>;
   /** An input asset of the job's account, by asset id or by its file name; null when absent. */
-  readAsset(ref: { id?: string; name?: string }): Promise<{
-    id: string;
-    content_type: string;
-    size_bytes: number;
-    body: ReadableStream<Uint8Array>;
-  } | null>;
+  readAsset(ref: { id?: string; name?: string }): Promise<InputAsset | null>;
+}
+
+/** Bytes a node produced, to become an asset of the job's account. */
+export interface NewOutput {
+  name: string;
+  type: OutputType;
+  content_type: string;
+  body: Uint8Array | AsyncIterable<Uint8Array>;
+  /**
+   * A temporary file (the reference's `type: "temp"`, e.g. PreviewImage):
+   * stored for a short while so clients can fetch it by name, but not one
+   * of the job's outputs.
+   */
+  temporary?: boolean;
+}
+
+/** An input asset of the job's account as an engine reads it: its bytes as they stream. */
+export interface InputAsset {
+  id: string;
+  content_type: string;
+  size_bytes: number;
+  body: ReadableStream<Uint8Array>;
 }
 
 export interface EngineJob {

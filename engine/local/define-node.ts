@@ -1,7 +1,7 @@
 // How a node of the local engine is declared: typed inputs and outputs in the
 // reference's terms (so object_info and validation come from one place), an
 // output-node flag, and a run function. Web APIs only, like the core.
-import type { InputSpec, NodeDefinition, OutputAsset, OutputType, PartnerServices } from '../types.ts';
+import type { ExecutionContext, InputSpec, NewOutput, NodeDefinition, OutputAsset, PartnerServices } from '../types.ts';
 
 /** What a running node may do besides computing its outputs. */
 export interface NodeRunContext {
@@ -11,17 +11,9 @@ export interface NodeRunContext {
   progress(value: number, max: number): void;
   preview(bytes: Uint8Array, format: 'png' | 'jpeg'): void;
   text(text: string): void;
-  commitOutput(output: {
-    name: string;
-    type: OutputType;
-    content_type: string;
-    body: Uint8Array | AsyncIterable<Uint8Array>;
-    temporary?: boolean;
-  }): Promise<OutputAsset>;
-  readAsset(ref: {
-    id?: string;
-    name?: string;
-  }): Promise<{ id: string; content_type: string; size_bytes: number; body: ReadableStream<Uint8Array> } | null>;
+  /** Commits as an output of this node. */
+  commitOutput(output: NewOutput): Promise<OutputAsset>;
+  readAsset: ExecutionContext['readAsset'];
   /** Operator settings the node may consult (e.g. allowPrivateUrls). */
   readonly settings: Readonly<Record<string, unknown>>;
   /** For partner nodes: the account, credits and providers of the service running the job. */
