@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ServiceOptions } from '../index.ts';
 import { expectEnvelope } from './helpers/assets.ts';
 import { MODES } from './helpers/harness.ts';
-import { assetRef, cancelJob, expectJobShape, getJob, type JobsHarness, startJobs, submit, submitOk, waitForJob } from './helpers/jobs.ts';
+import { assetRef, cancelJob, expectJobShape, getJob, type JobsHarness, startJobs, submit, submitOk, until, waitForJob } from './helpers/jobs.ts';
 import { sumWorkflow, waitWorkflow } from './helpers/local-nodes.ts';
 
 const post = (h: JobsHarness, body: NonNullable<RequestInit['body']>, contentType: string | null, headers: Record<string, string> = {}) =>
@@ -304,6 +304,8 @@ describe.each(MODES)('POST /api/v2/jobs refusals (%s)', (mode) => {
     // Tier free: one job runs, the next waits in the queue (depth 1 = full).
     const running = await submitOk(h, waitWorkflow(1, 50, 40));
     await waitForJob(h, running.id, 'running');
+    // Inside its Wait node, so the cancel below stops it there (a cancel between nodes would skip Wait).
+    await until('the running job is in its Wait node', () => h.runs.Wait === 1, 20_000);
 
     const refusals: Array<[NonNullable<RequestInit['body']>, string | null]> = [
       [JSON.stringify({ workflow: sumWorkflow('n') }), 'text/plain'],
