@@ -71,7 +71,7 @@ export const ExtraData = v.strictObject({
 
 /** Body of POST /api/v2/jobs. Reserved fields are refused before this schema runs. */
 export const JobSubmission = v.object({
-  // An array is refused before this runs (submit.ts): v.record would take it as an object.
+  // An array is refused before this runs (jobs/submit.ts): v.record would take it as an object.
   workflow: v.record(v.string(), v.unknown(), 'must be an object of nodes keyed by node id'),
   extra_data: v.optional(ExtraData),
 });

@@ -1,7 +1,7 @@
 // The checks of one node's inputs, in the reference's issue types and
 // messages: missing required inputs, malformed or mistyped links, and
 // constants of the wrong type or out of range. Whether upstream nodes are
-// valid is decided by validate.ts, which sees the whole graph.
+// valid is decided by validate-workflow.ts, which sees the whole graph.
 import type { InputSpec, ValidationIssue, Workflow } from './types.ts';
 import type { DefinitionOf } from './validate-workflow.ts';
 import { declaredInputs, readInput } from './workflow-graph.ts';

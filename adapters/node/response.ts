@@ -73,7 +73,7 @@ async function pipeBody(res: ServerResponse, body: ReadableStream<Uint8Array>): 
 }
 
 /**
- * A body the core already holds whole (core/known-body.ts) goes out with its
+ * A body the core already holds whole (known-body.ts) goes out with its
  * length in one writeHead and one end, as a bare node:http handler would
  * send it; the Web stream is never touched (HEAD gets the length alone).
  */

@@ -1,5 +1,5 @@
 // LoadImageFromURL: fetches a PNG over http(s) into IMAGE + MASK through the
-// service's outbound guard (engine/local/net/url-guard.ts: every redirect hop
+// service's outbound guard (lib/net/url-guard.ts: every redirect hop
 // and, with a resolver in the settings, every resolved address checked; size
 // and time bounded while streaming). Every failure is an ImageDownloadError.
 

@@ -1,5 +1,5 @@
 // The local video provider: renders the multi-frame animation in process
-// (engine/local/video), no GPU and no vendor. Key frames given by URL are
+// (render.ts, apng.ts), no GPU and no vendor. Key frames given by URL are
 // fetched through the outbound guard; renders run one at a time (the rest
 // wait as `queueing`). State lives in memory: after a restart the provider
 // answers `unknown` and the task system creates the render again.
