@@ -1,7 +1,7 @@
 // Router benchmark (npm run bench:router): what routing costs per request, on
 // the service's real route tables (the four surfaces' mounts and routes, each
 // handler answering at once so only the routing is timed), two ways:
-// - ours: core/surface.ts, matching itty-router's compiled tables with one
+// - ours: core/http/surface.ts, matching itty-router's compiled tables with one
 //   loop at both levels (which surface, then which route);
 // - itty: itty-router's own Router.fetch, a top router whose mounts hand the
 //   request to each surface's router (`router.all('/api/v2/*', v2.fetch)`).
@@ -13,10 +13,10 @@
 import { Router } from 'itty-router';
 import { cloudSurface } from '../core/cloud/surface.ts';
 import type { ServiceContext } from '../core/context.ts';
-import { urlPath } from '../core/links.ts';
+import { urlPath } from '../core/http/links.ts';
+import { createMountTable, createSurface, type SurfaceDefinition } from '../core/http/surface.ts';
 import { musicSurface } from '../core/proxy/music/surface.ts';
 import { videoSurface } from '../core/proxy/video/surface.ts';
-import { createMountTable, createSurface, type SurfaceDefinition } from '../core/surface.ts';
 import { v2Surface } from '../core/v2/surface.ts';
 import { createService, silentLogger } from '../index.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';

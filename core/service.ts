@@ -5,11 +5,11 @@
 
 import { buildContext, type CoreServiceOptions } from './context.ts';
 import { envelope } from './errors.ts';
-import { setRequestOptions } from './request-options.ts';
-import { createRouter } from './routes.ts';
+import { setRequestOptions } from './http/request-options.ts';
+import { createRouter } from './http/routes.ts';
 import { sweep } from './sweeper.ts';
 import type { Service } from './types.ts';
-import { createWebSocketHooks } from './websocket.ts';
+import { createWebSocketHooks } from './ws/hooks.ts';
 
 export async function createService(options: CoreServiceOptions): Promise<Service> {
   const ctx = await buildContext(options);

@@ -3,7 +3,7 @@
 // jsonResponse uses it for the requests of an adapter that gives it.
 import { describe, expect, it } from 'vitest';
 import { deferredJsonResponse, knownBody } from '../adapters/node/known-body.ts';
-import { jsonResponse as coreJson, setRequestOptions } from '../core/request-options.ts';
+import { jsonResponse as coreJson, setRequestOptions } from '../core/http/request-options.ts';
 
 const jsonResponse = (value: unknown, init?: ResponseInit) => deferredJsonResponse(value, init);
 

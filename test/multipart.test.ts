@@ -1,7 +1,7 @@
 // The streaming multipart parser against hand-built bodies cut at every kind
 // of chunk boundary, including delimiters split across chunks.
 import { describe, expect, it } from 'vitest';
-import { MultipartError, MultipartLimitError, multipartBoundary, parseHeaderParams, parseMultipart, readPartText } from '../core/multipart.ts';
+import { MultipartError, MultipartLimitError, multipartBoundary, parseHeaderParams, parseMultipart, readPartText } from '../core/http/multipart.ts';
 
 const enc = new TextEncoder();
 const B = 'XyZ-boundary-123';

@@ -1,6 +1,6 @@
 // Range header parsing against RFC 9110's cases.
 import { describe, expect, it } from 'vitest';
-import { parseRange } from '../core/range.ts';
+import { parseRange } from '../core/http/range.ts';
 
 describe('parseRange', () => {
   it.each([

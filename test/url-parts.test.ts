@@ -1,7 +1,7 @@
-// urlPath / urlOrigin (core/links.ts): what `new URL(url)` gives for the
+// urlPath / urlOrigin (core/http/links.ts): what `new URL(url)` gives for the
 // path and origin of a request's URL, without parsing it again.
 import { describe, expect, it } from 'vitest';
-import { urlOrigin, urlPath } from '../core/links.ts';
+import { urlOrigin, urlPath } from '../core/http/links.ts';
 
 const URLS = [
   'http://127.0.0.1:8189/api/v2/jobs/abc',

@@ -1,6 +1,6 @@
 // A service mounted under a path of a server that serves other things too:
 // which request targets are under the prefix, and what is left of them.
-export { normalizeMountPrefix } from '../../core/request-options.ts';
+export { normalizeMountPrefix } from '../../core/http/request-options.ts';
 
 /**
  * The target with `prefix` taken off ('/graph/api/x?q' -> '/api/x?q',

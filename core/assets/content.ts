@@ -4,7 +4,7 @@
 import type { AccountRecord, AssetRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError, notFound } from '../errors.ts';
-import { parseRange } from '../range.ts';
+import { parseRange } from '../http/range.ts';
 import { findOwnAsset } from './read.ts';
 import { contentSubject } from './view.ts';
 

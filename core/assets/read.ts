@@ -5,7 +5,7 @@ import * as v from 'valibot';
 import type { AccountRecord, AssetRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { notFound } from '../errors.ts';
-import { jsonResponse } from '../request-options.ts';
+import { jsonResponse } from '../http/request-options.ts';
 import { AssetId } from '../schemas.ts';
 import { collectBlob } from './ingest.ts';
 import { assetView } from './view.ts';

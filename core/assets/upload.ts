@@ -4,8 +4,8 @@
 
 import type { ServiceContext } from '../context.ts';
 import { ApiError, invalid } from '../errors.ts';
+import { MultipartError, MultipartLimitError, multipartBoundary, parseMultipart, readPartText } from '../http/multipart.ts';
 import { withIdempotency } from '../idempotency.ts';
-import { MultipartError, MultipartLimitError, multipartBoundary, parseMultipart, readPartText } from '../multipart.ts';
 import { UploadFields, validate } from '../schemas.ts';
 import { mintAsset, type StagedBlob, scheduleScan, stageBlob } from './ingest.ts';
 import { assetView } from './view.ts';

@@ -4,8 +4,8 @@
 import type * as v from 'valibot';
 import type { AssetRecord } from '../../storage/types.ts';
 import type { ServiceBase } from '../context.ts';
+import { linkBase } from '../http/links.ts';
 import { isoTime, isoTimeOrNull } from '../iso-time.ts';
-import { linkBase } from '../links.ts';
 import type { AssetSchema } from '../schemas.ts';
 import { signedUrlExpiry } from '../signing.ts';
 

@@ -3,7 +3,7 @@
 // signed content URL. Declared without the `/api` prefix; surface.ts serves
 // each under `/api` and bare.
 
-import type { Route } from '../surface.ts';
+import type { Route } from '../http/surface.ts';
 import { getNodeClassInfo, getObjectInfo } from './object-info.ts';
 import { uploadImage } from './upload-image.ts';
 import { uploadMask } from './upload-mask.ts';

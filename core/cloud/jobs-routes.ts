@@ -2,7 +2,7 @@
 // history, the cloud's job list, system stats and feature flags. Declared
 // without the `/api` prefix; surface.ts serves each under `/api` and bare.
 
-import type { Route } from '../surface.ts';
+import type { Route } from '../http/surface.ts';
 import { getCloudJob, listCloudJobs } from './cloud-jobs.ts';
 import { getHistory, getHistoryItem } from './history.ts';
 import { getJobStatus } from './job-status.ts';

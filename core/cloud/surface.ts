@@ -2,7 +2,7 @@
 // bare (`/prompt`, `/view`, ...), as the reference engine serves them, and
 // answered in the cloud contract's error body `{code, message}`. The bare
 // paths it owns are the first segments of its routes.
-import type { Route, SurfaceDefinition } from '../surface.ts';
+import type { Route, SurfaceDefinition } from '../http/surface.ts';
 import { CLOUD_FILES_ROUTES } from './files-routes.ts';
 import { CLOUD_JOBS_ROUTES } from './jobs-routes.ts';
 import { cloudErrorResponse } from './respond.ts';

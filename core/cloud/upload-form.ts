@@ -6,7 +6,7 @@
 // multipart is a 415 and one that cannot be parsed a 400.
 import type { ServiceContext } from '../context.ts';
 import { ApiError, invalid } from '../errors.ts';
-import { MultipartError, MultipartLimitError, type MultipartPart, multipartBoundary, parseMultipart, readPartText } from '../multipart.ts';
+import { MultipartError, MultipartLimitError, type MultipartPart, multipartBoundary, parseMultipart, readPartText } from '../http/multipart.ts';
 
 const MAX_FIELD_BYTES = 64 * 1024;
 

@@ -13,7 +13,7 @@ import type { AccountRecord, AssetRecord } from '../../storage/types.ts';
 import { stageBlob } from '../assets/ingest.ts';
 import type { ServiceContext } from '../context.ts';
 import { invalid, notFound } from '../errors.ts';
-import type { MultipartPart } from '../multipart.ts';
+import type { MultipartPart } from '../http/multipart.ts';
 import { cloudAccount } from './auth.ts';
 import { findByFileName } from './file-names.ts';
 import { checkFileName, checkSubfolder, fileType, stripAnnotation } from './file-params.ts';

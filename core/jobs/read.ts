@@ -4,7 +4,7 @@
 import type { JobRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { notFound } from '../errors.ts';
-import { jsonResponse } from '../request-options.ts';
+import { jsonResponse } from '../http/request-options.ts';
 import { canTransition, type JobStatus, transition } from './state-machine.ts';
 import { findOwnJob, jobView } from './view.ts';
 

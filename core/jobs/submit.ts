@@ -5,8 +5,8 @@
 import { isRecord } from '../../lib/is-record.ts';
 import type { ServiceContext } from '../context.ts';
 import { invalid } from '../errors.ts';
-import { mountPrefix } from '../links.ts';
-import { readJson } from '../read-json.ts';
+import { mountPrefix } from '../http/links.ts';
+import { readJson } from '../http/read-json.ts';
 import { EXTRA_DATA_KEYS, JobSubmission, validate } from '../schemas.ts';
 import { submitWorkflow } from './submit-workflow.ts';
 import { jobPath, jobView } from './view.ts';

@@ -6,8 +6,8 @@ import type { AccountRecord, AssetRecord, JobRecord } from '../../storage/types.
 import { signedContentUrl } from '../assets/view.ts';
 import type { ServiceContext } from '../context.ts';
 import { notFound } from '../errors.ts';
+import { linkBase, mountPrefix } from '../http/links.ts';
 import { isoTime, isoTimeOrNull } from '../iso-time.ts';
-import { linkBase, mountPrefix } from '../links.ts';
 import type { JobView, OutputView } from './job-schema.ts';
 import { toOutputAsset } from './outputs.ts';
 import { isTerminal, type JobStatus } from './state-machine.ts';

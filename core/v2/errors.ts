@@ -2,10 +2,10 @@
 // core/errors.ts, once the submission use case's refusals (which belong to
 // no surface) are turned into v2 codes and details.
 import { ApiError, invalid, toErrorResponse } from '../errors.ts';
+import type { ErrorRenderer } from '../http/surface.ts';
 import type { WorkflowProblem } from '../jobs/check-workflow.ts';
 import { JobIdInUseError, PartnerKeyRequiredError, WorkflowRefusedError } from '../jobs/submit-workflow.ts';
 import type { V2NodeErrors } from '../jobs/workflow-check.ts';
-import type { ErrorRenderer } from '../surface.ts';
 
 /** A refused workflow: an editor export says only so, a missing asset has no reference `reason`. */
 function problemError(p: WorkflowProblem): ApiError {

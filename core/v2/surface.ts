@@ -6,12 +6,12 @@ import { getAssetContent } from '../assets/content.ts';
 import { assetFromHash, headByHash } from '../assets/from-hash.ts';
 import { deleteAsset, getAsset } from '../assets/read.ts';
 import { uploadAsset } from '../assets/upload.ts';
+import type { Route, SurfaceDefinition } from '../http/surface.ts';
 import { jobEvents } from '../jobs/events.ts';
 import { cancelJob, getJob, getJobWorkflow } from '../jobs/read.ts';
 import { submitJob } from '../jobs/submit.ts';
-import { openApiDocument } from '../openapi.ts';
-import type { Route, SurfaceDefinition } from '../surface.ts';
 import { v2ErrorResponse } from './errors.ts';
+import { openApiDocument } from './openapi.ts';
 
 export function v2Surface(): SurfaceDefinition {
   const routes: Route[] = [

@@ -1,7 +1,7 @@
 // A hand-written Service for adapter tests: a fetch function and optional
 // WebSocket hooks, so the Node adapter is tested without the core.
 import { envelope } from '../../core/errors.ts';
-import { refusalError } from '../../core/routes.ts';
+import { refusalError } from '../../core/http/routes.ts';
 import type { FetchOptions, Logger, Service, WebSocketHooks } from '../../core/types.ts';
 
 /** Without surfaces, every refusal in the v2 envelope, as the core answers a path nobody mounts. */

@@ -8,7 +8,7 @@
 import { concatBytes } from '../../../lib/bytes.ts';
 import type { MusicRequest } from '../../../providers/music.ts';
 import { DEFAULT_DURATION, durationProblem, MAX_PROMPT_CHARS, promptProblem } from '../../../providers/music-limits.ts';
-import { MultipartError, MultipartLimitError, type MultipartPart, multipartBoundary, parseMultipart } from '../../multipart.ts';
+import { MultipartError, MultipartLimitError, type MultipartPart, multipartBoundary, parseMultipart } from '../../http/multipart.ts';
 import { MusicError } from './errors.ts';
 
 export const MAX_FORM_BYTES = 64 * 1024;

@@ -6,7 +6,7 @@
 import { MusicProviderError } from '../../../providers/music.ts';
 import { musicCredits } from '../../../providers/music-limits.ts';
 import type { ServiceContext } from '../../context.ts';
-import { requestOptions } from '../../request-options.ts';
+import { requestOptions } from '../../http/request-options.ts';
 import { chargeCredits, proxyAccount } from '../auth.ts';
 import { GENERIC_UPSTREAM, MusicError } from './errors.ts';
 import { readMusicForm } from './form.ts';

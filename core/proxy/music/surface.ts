@@ -1,6 +1,6 @@
 // The music surface (/proxy/musicgen): text-to-music generation streamed as
 // NDJSON, every error in its `{detail: {code, message}}` body.
-import type { SurfaceDefinition } from '../../surface.ts';
+import type { SurfaceDefinition } from '../../http/surface.ts';
 import { musicErrorResponse } from './errors.ts';
 import { generateMusic } from './generate.ts';
 

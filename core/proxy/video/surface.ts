@@ -1,6 +1,6 @@
 // The video surface (/proxy/videogen): multi-frame tasks created and read,
 // every error in its `{message, details}` body.
-import type { SurfaceDefinition } from '../../surface.ts';
+import type { SurfaceDefinition } from '../../http/surface.ts';
 import { videoErrorResponse } from './errors.ts';
 import { createTask, getTask } from './tasks-api.ts';
 

@@ -1,7 +1,7 @@
 // Links in responses: where the service is mounted (a prefix the adapter
 // passes with each request, or the operator's publicBaseUrl) and the parts of
 // a request's URL they are built from, cut out without parsing it again.
-import type { ServiceConfig } from './config.ts';
+import type { ServiceConfig } from '../config.ts';
 import { requestOptions } from './request-options.ts';
 
 type LinkConfig = { config: Pick<ServiceConfig, 'publicBase'> };

@@ -1,6 +1,6 @@
 // HTTP Range header (RFC 9110 §14): one byte range per request. Several ranges
 // are answered with the whole content, which the RFC allows.
-import type { ByteRange } from '../storage/types.ts';
+import type { ByteRange } from '../../storage/types.ts';
 
 export type RangeResult = { kind: 'full' } | { kind: 'partial'; range: ByteRange } | { kind: 'unsatisfiable' };
 

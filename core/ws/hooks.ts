@@ -4,15 +4,15 @@
 // connection's `sid`, and reads the queue count the first `status` message
 // carries, so a peer is greeted and registered in one step when it opens.
 // Everything after that is the account's live channel (core/ws/connections.ts).
-import { isRecord } from '../lib/is-record.ts';
-import { cloudError } from './cloud/respond.ts';
-import { serverFeatures } from './cloud/system.ts';
-import type { ServiceContext } from './context.ts';
-import { ApiError } from './errors.ts';
-import { errorText } from './log.ts';
-import type { WebSocketHooks, WsPeer } from './types.ts';
-import { createConnections, queueRemaining, statusFrame } from './ws/connections.ts';
-import { jsonFrame } from './ws/frames.ts';
+import { isRecord } from '../../lib/is-record.ts';
+import { cloudError } from '../cloud/respond.ts';
+import { serverFeatures } from '../cloud/system.ts';
+import type { ServiceContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { errorText } from '../log.ts';
+import type { WebSocketHooks, WsPeer } from '../types.ts';
+import { createConnections, queueRemaining, statusFrame } from './connections.ts';
+import { jsonFrame } from './frames.ts';
 
 export interface WebSocketHookOptions {
   /** Unsent bytes a peer may have before it is closed (1008). Default 8 MiB. */

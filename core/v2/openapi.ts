@@ -3,8 +3,8 @@
 // cannot drift from what the service accepts and returns.
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type { GenericSchema } from 'valibot';
-import { JobErrorSchema, JobSchema, JobWorkflowSchema, OutputSchema, ProgressSchema } from './jobs/job-schema.ts';
-import { AssetSchema, ErrorEnvelopeSchema, FromHashBody, JobSubmission, UploadFields } from './schemas.ts';
+import { JobErrorSchema, JobSchema, JobWorkflowSchema, OutputSchema, ProgressSchema } from '../jobs/job-schema.ts';
+import { AssetSchema, ErrorEnvelopeSchema, FromHashBody, JobSubmission, UploadFields } from '../schemas.ts';
 
 const schema = (s: GenericSchema) => {
   // Transforms and custom checks have no JSON Schema form; their rules are in the descriptions.

@@ -1,7 +1,7 @@
 // Reads a JSON request body with a size cap, answering 415, 413 or 400 in
 // the envelope instead of letting a bad body become a 500.
-import { concatBytes } from '../lib/bytes.ts';
-import { ApiError } from './errors.ts';
+import { concatBytes } from '../../lib/bytes.ts';
+import { ApiError } from '../errors.ts';
 
 const MAX_JSON_BYTES = 64 * 1024;
 

@@ -10,9 +10,9 @@
 // fetch would parse every URL again per level, build the query as an object
 // and set properties on the Request; bench/router.ts gives the figures.
 import { Router, type RouterType } from 'itty-router';
-import type { ServiceContext } from './context.ts';
-import { ApiError } from './errors.ts';
-import type { Logger } from './types.ts';
+import type { ServiceContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import type { Logger } from '../types.ts';
 
 export type Handler = (request: Request, ctx: ServiceContext, params: Record<string, string>) => Promise<Response>;
 export type Route = [method: string, path: string, handler: Handler];

@@ -2,7 +2,7 @@
 // where it is mounted and how it answers. Kept beside the Request for the
 // request's lifetime, so a handler deep down finds it without another
 // parameter on every function between.
-import type { FetchOptions } from './types.ts';
+import type { FetchOptions } from '../types.ts';
 
 export interface RequestOptions {
   /** Normalized: '' at the root, else '/a/b'. */

@@ -1,18 +1,18 @@
 // The service's router: four surfaces, each owning its paths, its routes and
-// its error shape (core/surface.ts). A request goes to the surface whose
+// its error shape (surface.ts). A request goes to the surface whose
 // mount matches its path; paths nobody mounts are the v2 surface's. An
 // adapter's own refusals (a body over its limit, an unreadable request) are
 // answered through the same table, by the surface that owns the path.
-import { cloudSurface } from './cloud/surface.ts';
-import type { ServiceContext } from './context.ts';
-import { ApiError, type ErrorCode, GENERIC_500 } from './errors.ts';
+import { cloudSurface } from '../cloud/surface.ts';
+import type { ServiceContext } from '../context.ts';
+import { ApiError, type ErrorCode, GENERIC_500 } from '../errors.ts';
+import { silentLogger } from '../log.ts';
+import { musicSurface } from '../proxy/music/surface.ts';
+import { videoSurface } from '../proxy/video/surface.ts';
+import type { RefusalStatus } from '../types.ts';
+import { v2Surface } from '../v2/surface.ts';
 import { urlPath } from './links.ts';
-import { silentLogger } from './log.ts';
-import { musicSurface } from './proxy/music/surface.ts';
-import { videoSurface } from './proxy/video/surface.ts';
 import { createMountTable, createSurface } from './surface.ts';
-import type { RefusalStatus } from './types.ts';
-import { v2Surface } from './v2/surface.ts';
 
 /** What a refusal says unless the adapter says more: a code and a message that name no internals. */
 const REFUSALS = {
