@@ -4,7 +4,7 @@
 // exchange, and refusals of bad upgrades.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness } from './helpers/harness.ts';
-import { submitOk, waitForJob } from './helpers/jobs.ts';
+import { cancelJob, submitOk, waitForJob } from './helpers/jobs.ts';
 import { waitWorkflow } from './helpers/local-nodes.ts';
 import { connectWs, refusedUpgrade, wsUrl } from './helpers/ws-client.ts';
 import { ALICE, BOB, startWsHarness, type WsHarness } from './helpers/ws-harness.ts';
@@ -35,13 +35,17 @@ describe('ws connect', () => {
 
   it('counts the account’s queued and running jobs in queue_remaining, and only its own', async () => {
     const alice = h.as(ALICE.key);
-    const jobs = [await submitOk(alice, waitWorkflow(1, 300)), await submitOk(alice, waitWorkflow(2, 300))];
+    // Jobs that run until canceled, so both still count when the clients connect, however slow the machine.
+    const jobs = [await submitOk(alice, waitWorkflow(1, 600_000)), await submitOk(alice, waitWorkflow(2, 600_000))];
     const a = await connectWs(h.base, { token: ALICE.key });
     const b = await connectWs(h.base, { token: BOB.key });
     const greet = async (c: typeof a) => ((await c.waitFor('status', (f) => f.kind === 'text')) as any).data.status.exec_info.queue_remaining;
     expect(await greet(a)).toBe(2);
     expect(await greet(b)).toBe(0);
-    for (const job of jobs) await waitForJob(alice, job.id, 'succeeded');
+    for (const job of jobs) {
+      await cancelJob(alice, job.id);
+      await waitForJob(alice, job.id, 'canceled');
+    }
     // Each change is announced; the last one says the queue is empty.
     await a.waitFor(
       'status 0',

@@ -81,7 +81,12 @@ describe('ws isolation', () => {
     // Small frames against a cap of several: a reading client never comes near it.
     const COUNT = 64;
     const SIZE = 256 * 1024;
-    const job = await submitOk(h.as(ALICE.key), { f: { class_type: 'Flood', inputs: { count: COUNT, size: SIZE, ms: 5 } } });
+    // The reader is never more than LAG previews (1 MiB, half the cap) behind, however slow the machine.
+    const LAG = 4;
+    h.floodPace.before = async (i) => {
+      if (i >= LAG) await reader.waitFor(`preview ${i - LAG}`, (f) => f.kind === 'binary' && f.bytes[8] === (i - LAG) % 256, 20_000);
+    };
+    const job = await submitOk(h.as(ALICE.key), { f: { class_type: 'Flood', inputs: { count: COUNT, size: SIZE } } });
     await reader.waitFor('flood end', ended(job.id), 20_000);
     const previews = reader.binaries();
     expect(previews).toHaveLength(COUNT);

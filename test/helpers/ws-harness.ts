@@ -14,8 +14,6 @@ import { createTestNodes } from './local-nodes.ts';
 export const ALICE = { id: 'alice', key: 'key-alice' };
 export const BOB = { id: 'bob', key: 'key-bob' };
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 const say = defineNode({
   name: 'Say',
   category: 'test',
@@ -27,36 +25,41 @@ const say = defineNode({
   },
 });
 
-const flood = defineNode({
-  name: 'Flood',
-  category: 'test',
-  output_node: true,
-  cacheable: false,
-  required: {
-    count: ['INT', { default: 10, min: 1, max: 1000 }],
-    size: ['INT', { default: 1024, min: 1, max: 8 * 1024 * 1024 }],
-    ms: ['INT', { default: 0, min: 0, max: 1000 }],
-  },
-  run: async ({ count, size, ms }, ctx) => {
-    for (let i = 0; i < (count as number); i++) {
-      ctx.signal.throwIfAborted();
-      // A fake JPEG: the stream passes preview bytes through as they are.
-      const bytes = new Uint8Array(size as number).fill(i % 256);
-      ctx.preview(bytes, 'jpeg');
-      // A pause, so a client that reads keeps up while one that does not falls behind.
-      await sleep(ms as number);
-    }
-    return { outputs: [] };
-  },
-});
+/** Waited for before Flood sends preview `i`: a test paces the flood on what a reading client has received. */
+export type FloodPace = (i: number) => Promise<void>;
+
+const floodNode = (pace: { before?: FloodPace }) =>
+  defineNode({
+    name: 'Flood',
+    category: 'test',
+    output_node: true,
+    cacheable: false,
+    required: {
+      count: ['INT', { default: 10, min: 1, max: 1000 }],
+      size: ['INT', { default: 1024, min: 1, max: 8 * 1024 * 1024 }],
+    },
+    run: async ({ count, size }, ctx) => {
+      for (let i = 0; i < (count as number); i++) {
+        // Paced by the test, so a client that reads keeps up however busy the machine, while one that does not falls behind.
+        await pace.before?.(i);
+        ctx.signal.throwIfAborted();
+        // A fake JPEG: the stream passes preview bytes through as they are.
+        ctx.preview(new Uint8Array(size as number).fill(i % 256), 'jpeg');
+      }
+      return { outputs: [] };
+    },
+  });
 
 export interface WsHarness extends Harness {
   /** Requests as the account holding `key`. */
   as(key: string): Harness;
+  /** How the Flood node paces itself (set `before`; none = as fast as it can). */
+  floodPace: { before?: FloodPace };
 }
 
 export async function startWsHarness(options: Partial<ServiceOptions> = {}): Promise<WsHarness> {
-  const engine = createLocalEngine({ nodes: [...builtinNodes, ...createTestNodes().nodes, say, flood] });
+  const floodPace: WsHarness['floodPace'] = {};
+  const engine = createLocalEngine({ nodes: [...builtinNodes, ...createTestNodes().nodes, say, floodNode(floodPace)] });
   const h = await startHarness('node-server', {
     engine,
     accounts: [
@@ -66,5 +69,5 @@ export async function startWsHarness(options: Partial<ServiceOptions> = {}): Pro
     progressIntervalMs: 0,
     ...options,
   });
-  return Object.assign(h, { as: (key: string) => asKey(h, key) });
+  return Object.assign(h, { as: (key: string) => asKey(h, key), floodPace });
 }
