@@ -4,6 +4,8 @@
 // falls with them. Some outputs valid -> ok with those outputs (node_errors
 // name the rest). Shared by every engine: the local one checks its own
 // classes, the worker engine the definitions its engine servers report.
+
+import { dict } from '../lib/dict.ts';
 import { isRecord } from '../lib/is-record.ts';
 import type { NodeDefinition, NodeErrors, ValidationIssue, ValidationResult, Workflow } from './types.ts';
 import { checkNode } from './validate-node.ts';
@@ -51,7 +53,7 @@ export function validateWorkflow(workflow: unknown, definitionOf: DefinitionOf):
   }
 
   const good = outputs.filter((o) => [...needs.get(o)!].every((id) => issues.get(id)!.length === 0));
-  const node_errors: Record<string, NodeErrors> = {};
+  const node_errors = dict<NodeErrors>();
   for (const [id, errors] of issues) {
     if (errors.length === 0) continue;
     const dependent_outputs = outputs.filter((o) => needs.get(o)!.has(id));

@@ -3,6 +3,7 @@
 // messages a client would have seen on /ws, rebuilt from the row) and its
 // per-node meta. `number` is always the job's submission sequence number.
 import type { NodeDefinition } from '../../engine/types.ts';
+import { dict } from '../../lib/dict.ts';
 import type { AssetRecord, JobRecord } from '../../storage/types.ts';
 import { classTypeOf } from '../jobs/workflow-check.ts';
 import { exceptionFields } from './exception-fields.ts';
@@ -53,7 +54,7 @@ export function historyStatus(job: JobRecord) {
 
 /** Per output node, the reference's display metadata (no subgraphs here: every id is its own). */
 export function nodeMeta(assets: AssetRecord[]): Record<string, Record<string, unknown>> {
-  const meta: Record<string, Record<string, unknown>> = {};
+  const meta = dict<Record<string, unknown>>();
   for (const a of assets) {
     const id = a.node_id ?? '';
     meta[id] ??= { node_id: id, display_node: id, parent_node: null, real_node_id: id };

@@ -3,6 +3,8 @@
 // the same name, in every account, and a name says nothing about who has it.
 // `/api/view`, the upload routes, history and WebSocket `executed` messages
 // all speak these names; an account resolves a name only to its own assets.
+
+import { dict } from '../../lib/dict.ts';
 import { extensionForType } from '../../lib/media-extension.ts';
 import type { AssetRecord } from '../../storage/types.ts';
 import type { ServiceBase } from '../context.ts';
@@ -69,9 +71,9 @@ export function outputFileRef(asset: AssetRecord): { filename: string; subfolder
  * `executed` messages): each node's assets under the key of their kind.
  */
 export function outputsByNode(assets: AssetRecord[]): Record<string, Record<string, unknown[]>> {
-  const out: Record<string, Record<string, unknown[]>> = {};
+  const out = dict<Record<string, unknown[]>>();
   for (const asset of assets) {
-    const node = (out[asset.node_id ?? ''] ??= {});
+    const node = (out[asset.node_id ?? ''] ??= dict());
     (node[uiKeyOf(asset.output_type)] ??= []).push(outputFileRef(asset));
   }
   return out;

@@ -6,6 +6,7 @@
 // bad field) an empty `node_errors` and their code as `error.type`. The
 // submission use case's refusals are turned into this shape here.
 import type { NodeErrors, ValidationIssue } from '../../engine/types.ts';
+import { dict } from '../../lib/dict.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError, type ErrorCode, toErrorResponse } from '../errors.ts';
 import type { WorkflowProblem } from '../jobs/check-workflow.ts';
@@ -46,7 +47,7 @@ function workflowRefusal(problem: WorkflowProblem, workflow: Record<string, unkn
     const error = issue('prompt_outputs_failed_validation', 'Prompt outputs failed validation');
     return new PromptRefusal(problem.code, error, v.node_errors, problem.message);
   }
-  const nodeErrors: RefNodeErrors = {};
+  const nodeErrors: RefNodeErrors = dict();
   for (const [id, entries] of Object.entries(problem.node_errors)) {
     nodeErrors[id] = {
       errors: entries.map((e) => issue(e.reason, e.message, e.field ?? '', e.field ? { input_name: e.field } : {})),
@@ -59,7 +60,7 @@ function workflowRefusal(problem: WorkflowProblem, workflow: Record<string, unkn
 
 /** Partner nodes present but no key to hand them: named one by one. */
 function partnerKeyRefusal({ nodes, message }: PartnerKeyRequiredError): PromptRefusal {
-  const nodeErrors: RefNodeErrors = {};
+  const nodeErrors: RefNodeErrors = dict();
   for (const [id, cls] of nodes) {
     nodeErrors[id] = {
       errors: [issue('api_key_required', 'A partner node needs extra_data.api_key_platform_org', 'api_key_platform_org')],

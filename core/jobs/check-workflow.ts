@@ -2,6 +2,7 @@
 // assets (the storage-free ones are in workflow-check.ts): the first problem
 // found, in terms every submission surface can render its own way.
 import type { ValidationResult } from '../../engine/types.ts';
+import { dict } from '../../lib/dict.ts';
 import type { AccountRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { findAssetRefs, isUiExport, resolveAssetRefs, type V2NodeErrors, workflowErrors } from './workflow-check.ts';
@@ -20,7 +21,7 @@ export interface WorkflowProblem {
 /** Every typed asset reference must name a live asset of the caller. */
 async function assetProblems(ctx: ServiceContext, account: AccountRecord, workflow: Record<string, unknown>): Promise<WorkflowProblem | null> {
   const found = new Map<string, boolean>();
-  const errors: V2NodeErrors = {};
+  const errors: V2NodeErrors = dict();
   const now = ctx.now();
   for (const ref of findAssetRefs(workflow)) {
     let reason: string | null = null;

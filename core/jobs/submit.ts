@@ -39,7 +39,10 @@ export async function submitJob(request: Request, ctx: ServiceContext): Promise<
   const account = await ctx.auth.authenticate(request);
   const body = await readJson(request, ctx.config.maxWorkflowBytes);
   checkEnvelope(body);
-  const { workflow, extra_data } = validate(JobSubmission, body);
+  const { extra_data } = validate(JobSubmission, body);
+  // The workflow as sent: valibot's record leaves out keys such as `__proto__` (its guard against
+  // prototype pollution), and node ids are data. checkEnvelope and the schema have checked its shape.
+  const workflow = (body as { workflow: Record<string, unknown> }).workflow;
   const { job, queuePosition } = await submitWorkflow(ctx, request, account, { workflow, extra_data });
   // Counted at admission, which saves counting the queue twice per submission.
   const view = await jobView(ctx, request, job, { outputs: [], queuePosition });

@@ -3,6 +3,7 @@
 // loaders take), the engine's validation turned into the v2 `node_errors`
 // shape, and which nodes a run will touch (for progress).
 import type { ValidationIssue, ValidationResult, Workflow } from '../../engine/types.ts';
+import { dict } from '../../lib/dict.ts';
 import { isRecord } from '../../lib/is-record.ts';
 import { isUuid } from '../../lib/uuid.ts';
 
@@ -50,13 +51,13 @@ export function findAssetRefs(workflow: Record<string, unknown>): AssetRef[] {
  * malformed reference becomes '' (submission refuses those before running).
  */
 export function resolveAssetRefs(workflow: Record<string, unknown>): Workflow {
-  const out: Record<string, unknown> = {};
+  const out = dict<unknown>();
   for (const [nodeId, node] of Object.entries(workflow)) {
     if (!isRecord(node) || !isRecord(node.inputs)) {
       out[nodeId] = node;
       continue;
     }
-    const inputs: Record<string, unknown> = {};
+    const inputs = dict<unknown>();
     for (const [field, value] of Object.entries(node.inputs)) {
       inputs[field] = isRecord(value) && value.__type === ASSET_TYPE ? (refId(value) ?? '') : value;
     }
@@ -85,13 +86,13 @@ const entryOf = (issue: ValidationIssue): NodeErrorEntry => ({
  * and reports the rest: a v2 job either runs as submitted or is refused.
  */
 export function workflowErrors(result: ValidationResult): { message: string; node_errors: V2NodeErrors; reason: string } | null {
-  const errors: V2NodeErrors = {};
+  const errors: V2NodeErrors = dict();
   for (const [id, n] of Object.entries(result.node_errors ?? {})) errors[id] = n.errors.map(entryOf);
   if (result.ok && Object.keys(errors).length === 0) return null;
   if (!result.ok) {
     // Whole-prompt errors (a malformed or unknown node) name their node in extra_info.
     const nodeId = result.error.extra_info.node_id;
-    if (typeof nodeId === 'string' && !errors[nodeId]) errors[nodeId] = [entryOf(result.error)];
+    if (typeof nodeId === 'string' && !Object.hasOwn(errors, nodeId)) errors[nodeId] = [entryOf(result.error)];
   }
   const [firstId, first] = Object.entries(errors)[0] ?? [];
   const classType = firstId !== undefined ? result.node_errors?.[firstId]?.class_type : undefined;

@@ -1,6 +1,8 @@
 // How the v2 surface answers whatever its handlers threw: the envelope of
 // core/errors.ts, once the submission use case's refusals (which belong to
 // no surface) are turned into v2 codes and details.
+
+import { dict } from '../../lib/dict.ts';
 import { ApiError, invalid, toErrorResponse } from '../errors.ts';
 import type { ErrorRenderer } from '../http/surface.ts';
 import type { WorkflowProblem } from '../jobs/check-workflow.ts';
@@ -21,7 +23,7 @@ function problemError(p: WorkflowProblem): ApiError {
 
 /** Partner nodes sent without the key: 422 invalid_workflow naming each node. */
 function partnerKeyError(err: PartnerKeyRequiredError): ApiError {
-  const node_errors: V2NodeErrors = {};
+  const node_errors: V2NodeErrors = dict();
   for (const [id] of err.nodes)
     node_errors[id] = [
       { field: 'extra_data.api_key_platform_org', reason: 'api_key_required', message: 'A partner node needs extra_data.api_key_platform_org' },

@@ -2,6 +2,8 @@
 // messages built from it alone: progress_state (every node that is not
 // pending), execution_error and execution_interrupted, in the reference's
 // fields. Pure.
+
+import { dict } from '../../lib/dict.ts';
 import type { AssetRecord } from '../../storage/types.ts';
 import { exceptionFields } from '../cloud/exception-fields.ts';
 
@@ -30,7 +32,7 @@ export const newJobState = (): JobState => ({
 
 /** `progress_state` data; no subgraphs here, so every node is its own display and real node. */
 export function progressStateData(prompt_id: string, s: JobState): Record<string, unknown> {
-  const nodes: Record<string, unknown> = {};
+  const nodes = dict<unknown>();
   for (const [id, n] of s.nodes) {
     if (n.state === 'pending') continue;
     nodes[id] = {

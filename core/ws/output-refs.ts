@@ -3,6 +3,8 @@
 // `type: 'output'` reference is rewritten to the content-addressed name of the
 // asset that node committed under that file name, so the name in the message
 // is the one `/api/view` and history serve.
+
+import { dict } from '../../lib/dict.ts';
 import { isRecord } from '../../lib/is-record.ts';
 import type { AssetRecord } from '../../storage/types.ts';
 import { cloudFileName } from '../cloud/file-names.ts';
@@ -33,7 +35,7 @@ export function rewriteOutputRefs(output: Record<string, unknown>, nodeId: strin
     if (Array.isArray(value)) return value.map((v) => walk(v, depth + 1));
     if (!isRecord(value)) return value;
     if (value.type === 'output' && typeof value.filename === 'string') return rename(value);
-    const out: Record<string, unknown> = {};
+    const out = dict<unknown>();
     for (const [k, v] of Object.entries(value)) out[k] = walk(v, depth + 1);
     return out;
   };

@@ -1,6 +1,8 @@
 // Finds every file reference in a worker's ui outputs (history `outputs` or an
 // `executed` message) and says what each one is: output type by key and
 // extension, content type by extension. Pure: the collector streams them.
+
+import { dict } from '../../lib/dict.ts';
 import { isRecord } from '../../lib/is-record.ts';
 import type { OutputType } from '../types.ts';
 
@@ -139,7 +141,7 @@ export function fileRefsOf(outputs: Record<string, unknown>): FileRef[] {
 /** The node's ui with each file reference `rename` answers for named so; everything else as it was. */
 export function renameRefs(node_id: string, ui: Record<string, unknown>, rename: (ref: FileRef) => string | null): Record<string, unknown> {
   const refs = new Map(fileRefsOf({ [node_id]: ui }).map((r) => [`${r.key}\0${r.folder}\0${r.subfolder}\0${r.filename}`, r]));
-  const out: Record<string, unknown> = {};
+  const out = dict<unknown>();
   for (const [key, value] of Object.entries(ui)) {
     const one = (item: unknown) => {
       const ref = asRef(item);

@@ -98,7 +98,8 @@ export async function stageInputs(
       // A second read of the same asset: its stream is not needed.
       await found.asset.body.cancel().catch(() => {});
     }
-    copy[id].inputs[input] = await name;
+    // Defined, not assigned: an input name is data (`__proto__` included).
+    Object.defineProperty(copy[id].inputs, input, { value: await name, enumerable: true, writable: true, configurable: true });
   }
   return copy;
 }

@@ -2,6 +2,8 @@
 // cache key. The order is a depth-first post-order from the outputs (in their
 // workflow order, inputs in declaration order): deterministic, every node
 // after the nodes it links from, and each output finished as early as it can.
+
+import { dict } from '../../lib/dict.ts';
 import type { Workflow } from '../types.ts';
 import { declaredInputs, type Link, readInput } from '../workflow-graph.ts';
 import type { LocalNode } from './define-node.ts';
@@ -38,7 +40,7 @@ export async function planExecution(workflow: Workflow, registry: NodeRegistry, 
     const node = Object.hasOwn(workflow, id) ? registry.get(workflow[id].class_type) : undefined;
     if (!node) throw new Error(`node #${id} is missing or of an unknown class; validate the workflow first`);
     onPath.push(id);
-    const inputs: Record<string, PlannedInput> = {};
+    const inputs = dict<PlannedInput>();
     for (const { name } of declaredInputs(node.definition)) {
       const raw = workflow[id].inputs[name];
       if (raw === undefined) continue;
@@ -54,7 +56,7 @@ export async function planExecution(workflow: Workflow, registry: NodeRegistry, 
   for (const id of outputs) visit(id);
   // Keys in run order, so every upstream key is known when a node's is made.
   for (const p of order) {
-    const parts: Record<string, unknown> = {};
+    const parts = dict<unknown>();
     for (const [name, input] of Object.entries(p.inputs)) {
       if ('link' in input) {
         const source = byId.get(input.link[0])!;

@@ -209,6 +209,22 @@ export function engineSuite(name: string, make: () => Promise<EngineFixture>): v
         pixelsOf(fake.outputs[0].bytes, 3, 1);
       });
 
+      it('runs nodes whose ids are Object.prototype names, an asset input included', async () => {
+        const name = `suite-${crypto.randomUUID()}.png`;
+        const bytes = encodePng({ width: 1, height: 1, channels: 3, data: new Uint8Array([10, 20, 30]) });
+        const fake = createFakeExecutionContext({ assets: [{ id: crypto.randomUUID(), name, content_type: 'image/png', bytes }] });
+        // JSON text: an object literal cannot hold an own `__proto__` key.
+        const w = JSON.parse(
+          `{"__proto__":{"class_type":"LoadImage","inputs":{"image":${JSON.stringify(name)}}},` +
+            '"constructor":{"class_type":"ImageInvert","inputs":{"image":["__proto__",0]}},' +
+            '"toString":{"class_type":"SaveImage","inputs":{"images":["constructor",0],"filename_prefix":"suite"}}}',
+        ) as Workflow;
+        expect(await engine.validate(w)).toMatchObject({ ok: true, outputs: ['toString'] });
+        await engine.execute(job(w), fake.ctx);
+        expect(fake.outputs.map((o) => o.node_id)).toEqual(['toString']);
+        expect(pixelsOf(fake.outputs[0].bytes, 1, 1)).toEqual([[245, 235, 225]]);
+      });
+
       it('scales, crops and blends', async () => {
         const [a, b] = [uniqueColor(), uniqueColor()];
         const w: Workflow = {

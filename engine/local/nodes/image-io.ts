@@ -2,6 +2,7 @@
 // PreviewImage streams PNG previews (never committed), LoadImage reads an
 // input asset of the job's account by id or by file name.
 import { readCapped } from '../../../lib/bytes.ts';
+import { dict } from '../../../lib/dict.ts';
 import { imageBatchToPng } from '../../../lib/image/png-batch.ts';
 import { isUuid } from '../../../lib/uuid.ts';
 import { defineNode, type LocalNode, type NodeRunContext } from '../define-node.ts';
@@ -16,7 +17,7 @@ const counter = (n: number) => String(n).padStart(5, '0');
  * executor passes them, unless the operator set `disableMetadata`.
  */
 function metadata(inputs: Record<string, unknown>, ctx: NodeRunContext): Record<string, string> {
-  const text: Record<string, string> = {};
+  const text = dict<string>();
   if (ctx.settings.disableMetadata === true) return text;
   if (inputs.prompt !== undefined) text.prompt = JSON.stringify(inputs.prompt);
   const extra = inputs.extra_pnginfo;
