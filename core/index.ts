@@ -6,6 +6,7 @@ export type * from '../engine/types.ts';
 export { createHasher, type HasherFactory, type StreamHasher } from '../lib/blake3.ts';
 export type * from '../providers/types.ts';
 export type * from '../storage/types.ts';
+export { RunnerLockError } from '../storage/types.ts';
 export type { AssetView } from './assets/view.ts';
 export { DEFAULT_MAX_UPLOAD_BYTES } from './config.ts';
 export type { CoreServiceOptions } from './context.ts';

@@ -16,7 +16,7 @@ export type { AssetRecord, AssetStore, BlobRecord, CommitAssetResult, NewAsset }
 export type { BlobStore, BlobWriter, ByteRange } from './interfaces/blob-store.ts';
 export type { IdempotencyStore } from './interfaces/idempotency-store.ts';
 export type { AccountJobFilter, AccountJobQuery, JobPatch, JobRecord, JobStore, NewJob } from './interfaces/job-store.ts';
-export type { StoreLifecycle } from './interfaces/lifecycle.ts';
+export { RunnerLockError, type StoreLifecycle } from './interfaces/lifecycle.ts';
 export type { SettingsStore } from './interfaces/settings-store.ts';
 export type { VideoTaskPatch, VideoTaskRecord, VideoTaskStore } from './interfaces/video-task-store.ts';
 

@@ -87,6 +87,8 @@ export function createJobSystem(ctx: ServiceBase): JobSystem {
     },
     async start() {
       if (!runsJobs) return;
+      // Before recovery: a second runner would take the first one's running jobs for a crash's leftovers.
+      await ctx.metadata.claimRunner?.();
       await recoverInterruptedJobs(ctx, interruptedJobs);
       scheduler.kick();
     },

@@ -21,5 +21,5 @@ export async function openBunSqlite(filename: string): Promise<SqliteDatabaseLik
 }
 
 export async function createBunSqliteStorage(opts: BunSqliteStorageOptions): Promise<Storage & { close(): Promise<void> }> {
-  return createSqliteStorage({ filename: opts.filename, blobs: opts.blobs, database: await openBunSqlite(opts.filename) });
+  return createSqliteStorage({ filename: opts.filename, blobs: opts.blobs, database: await openBunSqlite(opts.filename), open: openBunSqlite });
 }

@@ -58,5 +58,5 @@ export async function openNodeSqlite(filename: string): Promise<SqliteDatabaseLi
 }
 
 export async function createNodeSqliteStorage(opts: NodeSqliteStorageOptions): Promise<Storage & { close(): Promise<void> }> {
-  return createSqliteStorage({ filename: opts.filename, blobs: opts.blobs, database: await openNodeSqlite(opts.filename) });
+  return createSqliteStorage({ filename: opts.filename, blobs: opts.blobs, database: await openNodeSqlite(opts.filename), open: openNodeSqlite });
 }

@@ -3,6 +3,7 @@
 import { Kysely, type SqliteDatabase } from 'kysely';
 import type { BlobStore, Storage } from '../types.ts';
 import { createSqlMetadataStore } from './metadata-store.ts';
+import { claimRunnerLock, type OpenSqlite } from './runner-lock.ts';
 import type { Database } from './schema.ts';
 import { FifoSqliteDialect } from './sqlite-dialect.ts';
 import { withStatementCache } from './statement-cache.ts';
@@ -24,7 +25,15 @@ export interface SqliteStorageOptions {
   blobs: BlobStore;
   /** An open driver to use instead of better-sqlite3. close() closes it too. */
   database?: SqliteDatabaseLike;
+  /**
+   * Opens another database file with the same driver: the runner lock beside
+   * the database (claimRunner). Default better-sqlite3; without it, a store
+   * given `database` has no runner lock.
+   */
+  open?: OpenSqlite;
 }
+
+const openBetterSqlite: OpenSqlite = async (filename) => new (await import('better-sqlite3')).default(filename);
 
 // WAL lets readers run beside the single writer; NORMAL is durable across
 // process crashes in WAL mode; busy_timeout waits out another process's write.
@@ -32,12 +41,27 @@ const PRAGMAS = ['journal_mode = WAL', 'synchronous = NORMAL', 'foreign_keys = O
 
 export async function createSqliteStorage(opts: SqliteStorageOptions): Promise<Storage & { close(): Promise<void> }> {
   // Loaded lazily, so runtimes that inject their own driver never load the native module.
-  const database = opts.database ?? new (await import('better-sqlite3')).default(opts.filename);
+  const open = opts.open ?? (opts.database ? undefined : openBetterSqlite);
+  const database = opts.database ?? (await openBetterSqlite(opts.filename));
   // kysely prepares every query anew; the cache reuses statements by SQL text.
   const dialect = new FifoSqliteDialect({ database: withStatementCache(database) });
   // No plugins: rows straight from the driver are what kysely would return.
   const db = new Kysely<Database>({ dialect });
-  const metadata = createSqlMetadataStore(db, (sql, parameters) => dialect.readNow(sql, parameters));
+  let releaseRunner: (() => void) | undefined;
+  const store = createSqlMetadataStore(db, (sql, parameters) => dialect.readNow(sql, parameters));
+  const metadata: typeof store = {
+    ...store,
+    ...(open && {
+      async claimRunner() {
+        releaseRunner ??= await claimRunnerLock(opts.filename, open);
+      },
+    }),
+    async close() {
+      releaseRunner?.();
+      releaseRunner = undefined;
+      await store.close();
+    },
+  };
   try {
     for (const pragma of PRAGMAS) database.exec(`PRAGMA ${pragma}`);
     await metadata.migrate();
