@@ -27,11 +27,15 @@ export interface ServiceConfig {
   /** `publicBaseUrl` without its trailing slash, and its path: what links start with when it is set. */
   publicBase: { base: string; path: string } | null;
   sweepIntervalMs: number;
+  /** How old a blob file without its row must be before the sweep removes it. */
+  orphanBlobGraceMs: number;
   /** Whether this instance executes jobs (false: it serves the API only). */
   runJobs: boolean;
   maxConcurrentJobs: number;
   jobRetentionMs: number;
   maxWorkflowBytes: number;
+  maxWorkflowNodes: number;
+  maxQueuedPerAccount: number;
   maxEventStreams: number;
   sseKeepaliveMs: number;
   progressIntervalMs: number;
@@ -57,10 +61,13 @@ export function resolveConfig(options: ServiceOptions): ServiceConfig {
     signedUrlTtlSeconds: options.signedUrlTtlSeconds ?? 3600,
     publicBase: publicBase(options.publicBaseUrl),
     sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
+    orphanBlobGraceMs: (options.orphanBlobGraceSeconds ?? 3600) * 1000,
     runJobs: options.runJobs ?? true,
     maxConcurrentJobs: options.maxConcurrentJobs ?? 4,
     jobRetentionMs: (options.jobRetentionSeconds ?? DEFAULT_JOB_RETENTION_SECONDS) * 1000,
     maxWorkflowBytes: options.maxWorkflowBytes ?? DEFAULT_MAX_WORKFLOW_BYTES,
+    maxWorkflowNodes: options.maxWorkflowNodes ?? 10_000,
+    maxQueuedPerAccount: options.maxQueuedPerAccount ?? 100,
     maxEventStreams: options.maxEventStreams ?? 16,
     sseKeepaliveMs: options.sseKeepaliveMs ?? 15_000,
     progressIntervalMs: options.progressIntervalMs ?? 500,

@@ -7,9 +7,12 @@ import { buildContext, type CoreServiceOptions } from './context.ts';
 import { envelope } from './errors.ts';
 import { setRequestOptions } from './http/request-options.ts';
 import { createRouter } from './http/routes.ts';
-import { sweep } from './sweeper.ts';
+import { sweep, sweepOrphans } from './sweeper.ts';
 import type { Service } from './types.ts';
 import { createWebSocketHooks } from './ws/hooks.ts';
+
+/** Listing the whole blob store is not for every sweep: at start, then at most this often. */
+const ORPHAN_SCAN_INTERVAL_MS = 3600_000;
 
 export async function createService(options: CoreServiceOptions): Promise<Service> {
   const ctx = await buildContext(options);
@@ -30,7 +33,13 @@ export async function createService(options: CoreServiceOptions): Promise<Servic
   await ctx.videoTasks.start();
 
   const router = createRouter(ctx);
-  const runSweep = () => sweep(ctx);
+  let orphansScannedAt = ctx.now();
+  const runSweep = (orphans: boolean) => {
+    if (orphans) orphansScannedAt = ctx.now();
+    return sweep(ctx, { orphans });
+  };
+  // A crash's leftovers go at start, after the service answers: the listing may take a while.
+  if (config.sweepIntervalMs > 0) ctx.background.run('orphan blob files', async () => void (await sweepOrphans(ctx)));
   let sweeping: Promise<unknown> = Promise.resolve();
   let sweepRunning = false;
   const timer =
@@ -38,7 +47,7 @@ export async function createService(options: CoreServiceOptions): Promise<Servic
       ? setInterval(() => {
           if (sweepRunning) return; // a slow pass must not overlap the next one
           sweepRunning = true;
-          sweeping = runSweep()
+          sweeping = runSweep(ctx.now() - orphansScannedAt >= ORPHAN_SCAN_INTERVAL_MS)
             .catch((err) => logger.error('sweep failed', { error: String(err) }))
             .finally(() => (sweepRunning = false));
         }, config.sweepIntervalMs)
@@ -69,7 +78,7 @@ export async function createService(options: CoreServiceOptions): Promise<Servic
     },
     websocket: createWebSocketHooks(ctx, { maxBufferedBytes: config.maxWebSocketBufferedBytes }),
     refuse: router.refuse,
-    sweep: runSweep,
+    sweep: () => runSweep(true),
     idle: ctx.background.idle,
     async close() {
       if (closed) return;

@@ -2,18 +2,21 @@
 // expires_at); this sweep deletes their records, collects blobs nothing
 // references any more, drops idempotency keys past their 24 hours, and marks
 // finished jobs past their retention `expired` (their outputs expire with them),
-// and deletes video tasks past theirs.
+// and deletes video tasks past theirs. Asked to, it also lists the blob store
+// for files a crash left without their row (assets/orphans.ts).
 
 import { collectBlob } from './assets/ingest.ts';
+import { removeOrphanBlobs } from './assets/orphans.ts';
 import type { ServiceContext } from './context.ts';
 import { EXPIRED_ERROR } from './jobs/job-errors.ts';
 import { TERMINAL, transition } from './jobs/state-machine.ts';
+import type { SweepResult } from './types.ts';
 
 const BATCH = 500;
 
 const ENDED = [...TERMINAL].filter((s) => s !== 'expired');
 
-export async function sweep(ctx: ServiceContext): Promise<{ expired: number; blobs_removed: number; jobs_expired: number }> {
+export async function sweep(ctx: ServiceContext, opts: { orphans: boolean }): Promise<SweepResult> {
   const now = ctx.now();
   let jobsExpired = 0;
   // Queued past the deadline: failed now (oldest first, which is also earliest deadline
@@ -52,5 +55,13 @@ export async function sweep(ctx: ServiceContext): Promise<{ expired: number; blo
     // Stop when a batch frees nothing, so a blob re-referenced meanwhile cannot loop us.
     if (keys.length < BATCH || progress === 0) break;
   }
-  return { expired, blobs_removed: removed, jobs_expired: jobsExpired };
+  const orphans = opts.orphans ? await sweepOrphans(ctx) : 0;
+  return { expired, blobs_removed: removed, jobs_expired: jobsExpired, orphans_removed: orphans };
+}
+
+/** Removes blob files without a row past the grace period, and says how many in the log. */
+export async function sweepOrphans(ctx: ServiceContext): Promise<number> {
+  const count = await removeOrphanBlobs(ctx, ctx.config.orphanBlobGraceMs);
+  if (count > 0) ctx.logger.info('removed blob files that had no row', { count, grace_seconds: ctx.config.orphanBlobGraceMs / 1000 });
+  return count;
 }

@@ -90,6 +90,12 @@ export interface ServiceOptions {
   publicBaseUrl?: string;
   /** Interval of the expiry and blob collection sweep, ms; 0 disables. Default 60000. */
   sweepIntervalMs?: number;
+  /**
+   * A blob file without its row (a crash between publishing an upload's
+   * bytes and recording them) is removed by the sweep once this old, seconds.
+   * Default 3600.
+   */
+  orphanBlobGraceSeconds?: number;
   scanner?: Scanner;
   /** blake3 hasher per upload. Default: hash-wasm on the request thread. */
   hasher?: HasherFactory;
@@ -103,7 +109,7 @@ export interface ServiceOptions {
   engine?: Engine;
   /** Parallel jobs per account tier, merged over free 1, standard 1, creator 3, pro 5. */
   tierLimits?: Record<string, number>;
-  /** Queued jobs (all accounts) before submissions get 429 `queue_full`. Default 10000. */
+  /** Queued jobs (all accounts) before submissions get 429 `queue_full`. Default 10000; see also maxQueuedPerAccount. */
   maxQueueDepth?: number;
   /** Asked before a job is accepted; none = credits are unlimited. */
   credits?: CreditsProvider;
@@ -111,6 +117,10 @@ export interface ServiceOptions {
   jobRetentionSeconds?: number;
   /** Largest accepted POST /api/v2/jobs body, bytes. Default 8 MiB. */
   maxWorkflowBytes?: number;
+  /** Most nodes one workflow may have (a larger one is refused as invalid_workflow). Default 10000. */
+  maxWorkflowNodes?: number;
+  /** Queued jobs one account may have before its submissions get 429 `queue_full`. Default 100. */
+  maxQueuedPerAccount?: number;
   /** Open event streams per account before 429 `too_many_streams`. Default 16. */
   maxEventStreams?: number;
   /**
@@ -157,6 +167,18 @@ export interface ServiceOptions {
   videoCallbacks?: { attempts?: number; initialDelayMs?: number; maxDelayMs?: number; timeoutMs?: number };
 }
 
+/** What one sweep pass did. */
+export interface SweepResult {
+  /** Asset records past their retention, deleted. */
+  expired: number;
+  /** Blobs no asset references any more, deleted (row and bytes). */
+  blobs_removed: number;
+  /** Finished jobs past their retention, moved to `expired`. */
+  jobs_expired: number;
+  /** Blob files that had no row (left by a crash), deleted; counted only on passes that list the blob store. */
+  orphans_removed: number;
+}
+
 /** What an adapter knows about a request beyond the Request itself, and how it answers. */
 export interface FetchOptions {
   /**
@@ -186,7 +208,7 @@ export interface Service {
   fetch(request: Request, options?: FetchOptions): Promise<Response>;
   websocket: WebSocketHooks;
   /** One expiry + collection pass now (the timer runs it periodically). */
-  sweep(): Promise<{ expired: number; blobs_removed: number; jobs_expired: number }>;
+  sweep(): Promise<SweepResult>;
   /**
    * The answer to a request the adapter refuses itself (an unreadable
    * request, a body over its limit, a failure around the service), in the

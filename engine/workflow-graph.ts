@@ -62,8 +62,8 @@ export function upstreamOf(start: string, sources: (id: string) => string[]): Se
 
 /**
  * Cycles as strongly connected components (Tarjan): groups of two or more
- * nodes, or one node linked to itself. Recursion depth is the graph's depth,
- * which is fine for hand- and UI-made workflows.
+ * nodes, or one node linked to itself. Walked with a stack of its own, not
+ * the call stack, so a chain of any length cannot overflow it.
  */
 export function findCycles(ids: Iterable<string>, sources: (id: string) => string[]): string[][] {
   const index = new Map<string, number>();
@@ -71,29 +71,41 @@ export function findCycles(ids: Iterable<string>, sources: (id: string) => strin
   const stack: string[] = [];
   const onStack = new Set<string>();
   const cycles: string[][] = [];
-  const visit = (v: string): void => {
-    index.set(v, index.size);
-    low.set(v, index.get(v)!);
-    stack.push(v);
-    onStack.add(v);
-    for (const w of sources(v)) {
-      if (!index.has(w)) {
-        visit(w);
-        low.set(v, Math.min(low.get(v)!, low.get(w)!));
-      } else if (onStack.has(w)) {
-        low.set(v, Math.min(low.get(v)!, index.get(w)!));
+  for (const root of ids) {
+    if (index.has(root)) continue;
+    // Each frame: a node and the iterator over its sources, resumed after each child.
+    const frames: Array<{ v: string; next: Iterator<string> }> = [];
+    const enter = (v: string) => {
+      index.set(v, index.size);
+      low.set(v, index.get(v)!);
+      stack.push(v);
+      onStack.add(v);
+      frames.push({ v, next: sources(v)[Symbol.iterator]() });
+    };
+    enter(root);
+    while (frames.length > 0) {
+      const frame = frames[frames.length - 1];
+      const step = frame.next.next();
+      if (!step.done) {
+        const w = step.value;
+        if (!index.has(w)) enter(w);
+        else if (onStack.has(w)) low.set(frame.v, Math.min(low.get(frame.v)!, index.get(w)!));
+        continue;
       }
+      frames.pop();
+      const v = frame.v;
+      const parent = frames[frames.length - 1];
+      if (parent) low.set(parent.v, Math.min(low.get(parent.v)!, low.get(v)!));
+      if (low.get(v) !== index.get(v)) continue;
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || sources(v).includes(v)) cycles.push(component.reverse());
     }
-    if (low.get(v) !== index.get(v)) return;
-    const component: string[] = [];
-    let w: string;
-    do {
-      w = stack.pop()!;
-      onStack.delete(w);
-      component.push(w);
-    } while (w !== v);
-    if (component.length > 1 || sources(v).includes(v)) cycles.push(component.reverse());
-  };
-  for (const id of ids) if (!index.has(id)) visit(id);
+  }
   return cycles;
 }

@@ -124,10 +124,10 @@ describe.each(MODES)('retention (%s)', (mode) => {
     await expectEnvelope(await fromHash(h, { hash: body.hash, file_path: 'revive.bin' }), 404, 'blob_not_found');
     expect(await h.blobFiles()).toEqual({ blobs: [expect.any(String)], temp: [] });
     const result = await h.service.sweep();
-    expect(result).toEqual({ expired: 1, blobs_removed: 1, jobs_expired: 0 });
+    expect(result).toEqual({ expired: 1, blobs_removed: 1, jobs_expired: 0, orphans_removed: 0 });
     expect(await h.blobFiles()).toEqual({ blobs: [], temp: [] });
     await expectEnvelope(await h.fetch(`/api/v2/assets/${body.id}`, { method: 'DELETE' }), 404, 'not_found');
-    expect(await h.service.sweep()).toEqual({ expired: 0, blobs_removed: 0, jobs_expired: 0 });
+    expect(await h.service.sweep()).toEqual({ expired: 0, blobs_removed: 0, jobs_expired: 0, orphans_removed: 0 });
   });
 
   it('sweep keeps a blob that a live asset still references', async () => {
@@ -137,7 +137,7 @@ describe.each(MODES)('retention (%s)', (mode) => {
     const longLived = (await upload(h, bytes, { expires_in: '604800' })).body;
     clock.advance(61 * S);
     await expectEnvelope(await h.fetch(`/api/v2/assets/${shortLived.id}`), 404, 'not_found');
-    expect(await h.service.sweep()).toEqual({ expired: 1, blobs_removed: 0, jobs_expired: 0 });
+    expect(await h.service.sweep()).toEqual({ expired: 1, blobs_removed: 0, jobs_expired: 0, orphans_removed: 0 });
     const res = await h.fetch(`/api/v2/assets/${longLived.id}/content`);
     expect(res.status).toBe(200);
     expectSameBytes(await bytesOf(res), bytes);

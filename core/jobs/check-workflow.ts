@@ -61,8 +61,13 @@ export async function checkWorkflow(ctx: ServiceContext, account: AccountRecord,
       node_errors: {},
     };
   }
-  if (Object.keys(workflow).length === 0) {
+  const nodes = Object.keys(workflow).length;
+  if (nodes === 0) {
     return { code: 'invalid_workflow', message: 'The workflow has no nodes.', reason: 'prompt_no_outputs', node_errors: {} };
+  }
+  if (nodes > ctx.config.maxWorkflowNodes) {
+    const message = `The workflow has ${nodes} nodes; this service takes at most ${ctx.config.maxWorkflowNodes} per workflow.`;
+    return { code: 'invalid_workflow', message, reason: 'too_many_nodes', node_errors: {} };
   }
   const validation = await ctx.engine.validate(resolveAssetRefs(workflow));
   const verdict = workflowErrors(validation);

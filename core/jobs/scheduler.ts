@@ -62,6 +62,8 @@ export interface SchedulerOptions {
   defaultTier?: string;
   /** Queued jobs in all accounts before `admit` answers 429 `queue_full`. Default 10000. */
   maxQueueDepth?: number;
+  /** Queued jobs of one account before `admit` answers 429 `queue_full`. Default Infinity. */
+  maxQueuedPerAccount?: number;
   /** `Retry-After` of a `queue_full` answer, seconds. Default 10. */
   retryAfterSeconds?: number;
   /** How many more jobs the engine takes now, counting jobs already handed to `run`. Default Infinity. */
@@ -113,6 +115,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
   const now = opts.now ?? Date.now;
   const engineCapacity = opts.engineCapacity ?? (() => Infinity);
   const maxQueueDepth = opts.maxQueueDepth ?? 10_000;
+  const maxQueuedPerAccount = opts.maxQueuedPerAccount ?? Number.POSITIVE_INFINITY;
   const retryAfter = String(Math.max(1, Math.ceil(opts.retryAfterSeconds ?? 10)));
   const limits = createTierLimits(opts.tierLimits, opts.defaultTier ?? FALLBACK_TIER);
   const fallbackTier = opts.defaultTier ?? FALLBACK_TIER;
@@ -250,10 +253,22 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
   return {
     async admit(accountId) {
       await checkCredits(opts.credits, accountId);
-      const queued = await store.countJobs([QUEUED]);
+      const [queued, own] = await Promise.all([
+        store.countJobs([QUEUED]),
+        Number.isFinite(maxQueuedPerAccount) ? store.countJobs([QUEUED], accountId) : Promise.resolve(0),
+      ]);
       if (queued >= maxQueueDepth) {
         logger.warn('queue full', { account_id: accountId, queued });
         throw new ApiError('queue_full', 'The job queue is full. Retry later.', undefined, { 'Retry-After': retryAfter });
+      }
+      // One account cannot fill the queue for everyone: past its own bound it waits for its jobs to start.
+      if (own >= maxQueuedPerAccount) {
+        throw new ApiError(
+          'queue_full',
+          `This account already has ${own} queued jobs, the most it may have; retry once some have started.`,
+          { queued: own, limit: maxQueuedPerAccount },
+          { 'Retry-After': retryAfter },
+        );
       }
       return queued;
     },

@@ -59,6 +59,7 @@ export function createJobSystem(ctx: ServiceBase): JobSystem {
     },
     tierLimits: config.tierLimits,
     maxQueueDepth: config.maxQueueDepth,
+    maxQueuedPerAccount: config.maxQueuedPerAccount,
     credits: ctx.credits,
     engineCapacity: () => (!runsJobs || engine.readiness().state !== 'ready' ? 0 : maxConcurrent - scheduler.running()),
     run(job) {

@@ -95,12 +95,14 @@ const acrossJobs = (p: PlannedNode) => p.cacheable && !p.node.definition.output_
 /** The plan's nodes that must be visited: walking back from the outputs, stopping at nodes that have a result. */
 function needed(plan: PlannedNode[], byId: Map<string, PlannedNode>, results: Map<string, NodeResult>): PlannedNode[] {
   const keep = new Set<string>();
-  const walk = (p: PlannedNode): void => {
-    if (keep.has(p.id)) return;
+  // A stack of its own: a chain of any length cannot overflow the call stack.
+  const stack = plan.filter((p) => p.node.definition.output_node);
+  while (stack.length > 0) {
+    const p = stack.pop()!;
+    if (keep.has(p.id)) continue;
     keep.add(p.id);
-    if (results.has(p.cache_key)) return;
-    for (const input of Object.values(p.inputs)) if ('link' in input) walk(byId.get(input.link[0])!);
-  };
-  for (const p of plan) if (p.node.definition.output_node) walk(p);
+    if (results.has(p.cache_key)) continue;
+    for (const input of Object.values(p.inputs)) if ('link' in input) stack.push(byId.get(input.link[0])!);
+  }
   return plan.filter((p) => keep.has(p.id));
 }

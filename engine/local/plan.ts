@@ -33,27 +33,51 @@ export class DependencyCycleError extends Error {
 export async function planExecution(workflow: Workflow, registry: NodeRegistry, outputs: string[]): Promise<PlannedNode[]> {
   const order: PlannedNode[] = [];
   const byId = new Map<string, PlannedNode>();
-  const onPath: string[] = [];
-  const visit = (id: string): void => {
-    if (byId.has(id)) return;
-    if (onPath.includes(id)) throw new DependencyCycleError(onPath.slice(onPath.indexOf(id)));
+  // Depth first from each output, upstream nodes before the nodes they feed, on a stack of
+  // its own (a chain of any length cannot overflow the call stack); `path` is the walk's current branch.
+  const path: Array<{ id: string; node: LocalNode; inputs: Record<string, PlannedInput>; links: Array<[string, number]> }> = [];
+  const onPath = new Set<string>();
+  const enter = (id: string) => {
+    if (onPath.has(id)) throw new DependencyCycleError([...path.slice(path.findIndex((f) => f.id === id)).map((f) => f.id)]);
     const node = Object.hasOwn(workflow, id) ? registry.get(workflow[id].class_type) : undefined;
     if (!node) throw new Error(`node #${id} is missing or of an unknown class; validate the workflow first`);
-    onPath.push(id);
     const inputs = dict<PlannedInput>();
+    const links: Array<[string, number]> = [];
     for (const { name } of declaredInputs(node.definition)) {
       const raw = workflow[id].inputs[name];
       if (raw === undefined) continue;
       const value = readInput(raw);
-      if (value.kind === 'link') visit(value.link[0]);
+      if (value.kind === 'link') links.push(value.link);
       inputs[name] = value.kind === 'link' ? { link: value.link } : { value: value.kind === 'constant' ? value.value : raw };
     }
-    onPath.pop();
-    const planned: PlannedNode = { id, class_type: workflow[id].class_type, node, inputs, cache_key: '', cacheable: true };
-    byId.set(id, planned);
-    order.push(planned);
+    // Visited in input order, as the walk always went.
+    links.reverse();
+    path.push({ id, node, inputs, links });
+    onPath.add(id);
   };
-  for (const id of outputs) visit(id);
+  for (const output of outputs) {
+    if (!byId.has(output)) enter(output);
+    while (path.length > 0) {
+      const frame = path[path.length - 1];
+      const link = frame.links.pop();
+      if (link !== undefined) {
+        if (!byId.has(link[0])) enter(link[0]);
+        continue;
+      }
+      path.pop();
+      onPath.delete(frame.id);
+      const planned: PlannedNode = {
+        id: frame.id,
+        class_type: workflow[frame.id].class_type,
+        node: frame.node,
+        inputs: frame.inputs,
+        cache_key: '',
+        cacheable: true,
+      };
+      byId.set(frame.id, planned);
+      order.push(planned);
+    }
+  }
   // Keys in run order, so every upstream key is known when a node's is made.
   for (const p of order) {
     const parts = dict<unknown>();

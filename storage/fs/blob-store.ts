@@ -156,6 +156,21 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
       await unlink(pathOf(key)).catch(ignore('ENOENT'));
     },
 
+    async *list() {
+      // dir/ab/cd/<key>: two levels of prefix directories, .tmp beside them (not objects).
+      for (const a of await readdir(dir).catch(() => [])) {
+        if (a.length !== 2) continue;
+        for (const b of await readdir(join(dir, a)).catch(() => [])) {
+          for (const key of await readdir(join(dir, a, b)).catch(() => [])) {
+            if (!KEY.test(key)) continue;
+            // Gone between the listing and the stat (collected meanwhile): not an object any more.
+            const info = await stat(join(dir, a, b, key)).catch(() => null);
+            if (info?.isFile()) yield { key, modified_at: info.mtimeMs };
+          }
+        }
+      }
+    },
+
     async tempCount() {
       return (await readdir(tmpDir)).length;
     },

@@ -86,4 +86,6 @@ export interface AssetStore {
   listUnreferencedBlobs(limit: number): Promise<string[]>;
   /** Deletes the blob row only if still unreferenced; true when it was deleted. */
   deleteBlobIfUnreferenced(key: string): Promise<boolean>;
+  /** Which of these blob keys have a blob row (what the blob store holds beyond them has none). */
+  knownBlobKeys(keys: string[]): Promise<string[]>;
 }

@@ -31,5 +31,11 @@ export interface BlobStore {
   get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null>;
   has(key: string): Promise<boolean>;
   delete(key: string): Promise<void>;
+  /**
+   * Every committed object with when it was last written (epoch ms), in no
+   * particular order, for reconciliation with the metadata (objects a crash
+   * left without their row). A store that cannot list leaves it out.
+   */
+  list?(): AsyncIterable<{ key: string; modified_at: number }>;
   close?(): Promise<void>;
 }

@@ -108,5 +108,8 @@ export function createMemoryAssetStore({ blobs, assets, blocked }: MemoryAssetTa
       for (const a of assets.values()) if (a.blob_key === key) return false;
       return blobs.delete(key);
     },
+    async knownBlobKeys(keys) {
+      return keys.filter((key) => blobs.has(key));
+    },
   };
 }

@@ -5,6 +5,7 @@ import type { BlobStore, BlobWriter } from '../types.ts';
 
 export function createMemoryBlobStore(): BlobStore {
   const objects = new Map<string, Uint8Array[]>();
+  const written = new Map<string, number>();
 
   return {
     async begin(): Promise<BlobWriter> {
@@ -23,6 +24,7 @@ export function createMemoryBlobStore(): BlobStore {
           chunks = null;
           if (objects.has(key)) return false;
           objects.set(key, data);
+          written.set(key, Date.now());
           return true;
         },
         async abort() {
@@ -62,6 +64,11 @@ export function createMemoryBlobStore(): BlobStore {
 
     async delete(key) {
       objects.delete(key);
+      written.delete(key);
+    },
+
+    async *list() {
+      for (const [key, at] of [...written]) yield { key, modified_at: at };
     },
   };
 }

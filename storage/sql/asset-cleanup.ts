@@ -8,7 +8,10 @@ import type { AssetStore } from '../types.ts';
 import { unreferenced } from './rows.ts';
 import type { Database } from './schema.ts';
 
-type AssetCleanup = Pick<AssetStore, 'blockBlob' | 'isBlobBlocked' | 'deleteExpiredAssets' | 'listUnreferencedBlobs' | 'deleteBlobIfUnreferenced'>;
+type AssetCleanup = Pick<
+  AssetStore,
+  'blockBlob' | 'isBlobBlocked' | 'deleteExpiredAssets' | 'listUnreferencedBlobs' | 'deleteBlobIfUnreferenced' | 'knownBlobKeys'
+>;
 
 export function createSqlAssetCleanup(db: Kysely<Database>): AssetCleanup {
   return {
@@ -46,6 +49,11 @@ export function createSqlAssetCleanup(db: Kysely<Database>): AssetCleanup {
       // One statement: an asset committed concurrently either blocks the delete or fails its FK.
       const result = await db.deleteFrom('blobs').where('key', '=', key).where(unreferenced).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
+    },
+    async knownBlobKeys(keys) {
+      if (keys.length === 0) return [];
+      const rows = await db.selectFrom('blobs').select('key').where('key', 'in', keys).execute();
+      return rows.map((r) => r.key);
     },
   };
 }

@@ -24,7 +24,7 @@ export function fakeService(
       close: () => {},
       ...websocket,
     },
-    sweep: async () => ({ expired: 0, blobs_removed: 0, jobs_expired: 0 }),
+    sweep: async () => ({ expired: 0, blobs_removed: 0, jobs_expired: 0, orphans_removed: 0 }),
     idle: async () => {},
     close: async () => {},
   };

@@ -6,6 +6,7 @@ export default defineConfig({
   test: {
     include: ['test/runtime/node-sqlite-store.ts'],
     pool: 'threads',
+    setupFiles: ['test/runtime/deno-worker-shim.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

@@ -59,5 +59,15 @@ export function assetCleanupCases(getStore: () => AssetStore): void {
       }
       expect(await store.listUnreferencedBlobs(2)).toHaveLength(2);
     });
+
+    it('knownBlobKeys names the keys that have a blob row, referenced or not', async () => {
+      await commit('a1', 'b1');
+      await commit('a2', 'b2');
+      await store.deleteAsset('acc1', 'a2', T0);
+      expect((await store.knownBlobKeys(['b1', 'b2', 'nope', '__proto__'])).sort()).toEqual(['b1', 'b2']);
+      expect(await store.knownBlobKeys([])).toEqual([]);
+      await store.deleteBlobIfUnreferenced('b2');
+      expect(await store.knownBlobKeys(['b2'])).toEqual([]);
+    });
   });
 }

@@ -133,6 +133,22 @@ export function blobStoreSuite(name: string, make: () => Promise<BlobStoreFixtur
       expect(await put(store, 'gone-one', bytes(20))).toBe(true); // the key is free again
     });
 
+    it('lists its committed objects, with when they were written; not temporaries, not deleted ones', async () => {
+      if (!store.list) return;
+      const before = Date.now() - 1000;
+      await put(store, 'listed-one', bytes(3));
+      await put(store, 'listed-two', bytes(4));
+      await put(store, 'listed-gone', bytes(5));
+      await store.delete('listed-gone');
+      const pending = await store.begin();
+      await pending.write(bytes(6));
+      const listed = [];
+      for await (const o of store.list()) listed.push(o);
+      expect(listed.map((o) => o.key).sort()).toEqual(['listed-one', 'listed-two']);
+      for (const o of listed) expect(o.modified_at).toBeGreaterThanOrEqual(before);
+      await pending.abort();
+    });
+
     it('a missing key has nothing', async () => {
       expect(await store.has('missing-one')).toBe(false);
       expect(await store.get('missing-one')).toBeNull();
