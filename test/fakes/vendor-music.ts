@@ -15,6 +15,8 @@ export type VendorBehaviour =
   | { kind: 'error-event'; after: number }
   | { kind: 'drop'; after: number }
   | { kind: 'slow'; delayMs: number }
+  /** Headers sent, then not a byte until the client hangs up. */
+  | { kind: 'silent' }
   | { kind: 'extra-types' }
   | { kind: 'not-ndjson' }
   | { kind: 'hang' };
@@ -91,6 +93,11 @@ export async function startFakeMusicVendor(token = 'vendor-token'): Promise<Fake
     }
 
     res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    if (behaviour.kind === 'silent') {
+      res.flushHeaders();
+      await new Promise<void>((resolve) => res.once('close', () => resolve()));
+      return;
+    }
     const write = (event: { type: string }) => {
       record.lines.push({ at: Date.now() - started, type: event.type });
       return new Promise<void>((resolve) => (res.write(`${JSON.stringify(event)}\n`) ? resolve() : res.once('drain', resolve)));
