@@ -5,8 +5,8 @@ import type { UrlPolicy } from '../lib/net/url-guard.ts';
 import type { ServiceOptions } from './types.ts';
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 110 * 1024 * 1024;
-export const DEFAULT_JOB_RETENTION_SECONDS = 7 * 24 * 3600;
-export const DEFAULT_MAX_WORKFLOW_BYTES = 8 * 1024 * 1024;
+const DEFAULT_JOB_RETENTION_SECONDS = 7 * 24 * 3600;
+const DEFAULT_MAX_WORKFLOW_BYTES = 8 * 1024 * 1024;
 export const DEFAULT_MUSIC_CONCURRENCY = 2;
 
 /** Deliveries to a video task's callback_url. */
@@ -17,7 +17,7 @@ export interface CallbackSettings {
   timeoutMs: number;
 }
 
-export const DEFAULT_CALLBACK_SETTINGS: CallbackSettings = { attempts: 6, initialDelayMs: 1000, maxDelayMs: 60_000, timeoutMs: 10_000 };
+const DEFAULT_CALLBACK_SETTINGS: CallbackSettings = { attempts: 6, initialDelayMs: 1000, maxDelayMs: 60_000, timeoutMs: 10_000 };
 
 export interface ServiceConfig {
   maxUploadBytes: number;

@@ -6,6 +6,3 @@
 
 /** An empty object without a prototype; it serializes like `{}`. */
 export const dict = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
-
-/** `obj[key]` when `key` is the object's own, else undefined (never an inherited member). */
-export const own = <T>(obj: Record<string, T>, key: string): T | undefined => (Object.hasOwn(obj, key) ? obj[key] : undefined);

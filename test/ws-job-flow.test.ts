@@ -33,20 +33,23 @@ const sequence = (messages: Array<{ type: string; data: any }>) =>
     .filter((m) => m.type !== 'progress_state')
     .map((m) => (m.type === 'executing' || m.type === 'executed' ? `${m.type}:${m.data.node}` : m.type));
 
+/** What a SaveImage job (e -> s) sends, in the reference's order. */
+const SAVE_IMAGE_SEQUENCE = [
+  'execution_start',
+  'execution_cached',
+  'executing:e',
+  'executing:s',
+  'executed:s',
+  'execution_success',
+  'executing:null',
+];
+
 const nearNow = (t: unknown) => typeof t === 'number' && Math.abs(t - Date.now()) < 60_000;
 
 describe('ws job flow', () => {
   it('a SaveImage job: reference order and fields, executed with a content-addressed file name', async () => {
     const { id, messages } = await run(saveImageWorkflow(0x123456, 4, 3, 'flow'));
-    expect(sequence(messages)).toEqual([
-      'execution_start',
-      'execution_cached',
-      'executing:e',
-      'executing:s',
-      'executed:s',
-      'execution_success',
-      'executing:null',
-    ]);
+    expect(sequence(messages)).toEqual(SAVE_IMAGE_SEQUENCE);
     const byType = (t: string) => messages.filter((m) => m.type === t).map((m) => m.data);
     const [start] = byType('execution_start');
     expect(Object.keys(start).sort()).toEqual(['prompt_id', 'timestamp']);
@@ -122,15 +125,7 @@ describe('ws job flow', () => {
     expect(res.status).toBe(200);
     const { prompt_id } = (await res.json()) as { prompt_id: string };
     await c.waitFor('end', (f) => f.kind === 'text' && f.type === 'executing' && f.data.prompt_id === prompt_id && f.data.node === null);
-    expect(sequence(c.jobMessages(prompt_id))).toEqual([
-      'execution_start',
-      'execution_cached',
-      'executing:e',
-      'executing:s',
-      'executed:s',
-      'execution_success',
-      'executing:null',
-    ]);
+    expect(sequence(c.jobMessages(prompt_id))).toEqual(SAVE_IMAGE_SEQUENCE);
     const executed = c.jobMessages(prompt_id).find((m) => m.type === 'executed')!.data;
     expect(executed.output.images[0].filename).toMatch(/^[0-9a-f]{64}\.png$/);
 
