@@ -1,77 +1,60 @@
-// The in-process engine: validates, plans, and runs a workflow's nodes one
-// after another, serving from a cross-job LRU cache what an identical
-// subgraph already computed, and reporting through the job's context.
-// Lists: a node runs once with its inputs as given; the reference's per-index
-// runs (INPUT_IS_LIST / OUTPUT_IS_LIST) are not implemented yet.
-// Nodes must treat their inputs as read-only: cached values are shared.
-import { type Engine, type EngineJob, type ExecutionContext, ExecutionError } from '../types.ts';
+// The in-process engine: validates, plans, and runs a workflow's nodes,
+// serving from a cross-job cache (per account, bounded in bytes) what an
+// identical subgraph already computed, and reporting through the job's
+// context. Where the runtime can, jobs run in a pool of worker threads, so
+// computing never holds up the thread that serves requests and a cancel
+// stops a job inside a long node; otherwise (or with `threads: false`) they
+// run on the calling thread, stopping between nodes and steps.
+import type { Engine, EngineJob, ExecutionContext } from '../types.ts';
 import { validateWorkflow } from '../validate-workflow.ts';
-import type { LocalNode, NodeResult } from './define-node.ts';
-import { createLruCache } from './lru-cache.ts';
+import type { LocalNode } from './define-node.ts';
 import { builtinNodes } from './nodes/index.ts';
-import { DependencyCycleError, type PlannedNode, planExecution } from './plan.ts';
 import { createRegistry } from './registry.ts';
-import { runNode, throwIfAborted } from './run-node.ts';
+import { createResultCache } from './result-cache.ts';
+import { runJob } from './run-job.ts';
+import { createThreadPool, type ThreadPool } from './thread/pool.ts';
+import type { ThreadSpawner } from './thread/protocol.ts';
+import { webWorkerSpawner } from './thread/web.ts';
+
+const MiB = 1024 * 1024;
 
 export interface LocalEngineOptions {
   /** Node classes this engine runs; all built-in nodes when absent. */
   nodes?: LocalNode[];
+  /**
+   * A module whose `nodes` export is the same list as `nodes`: what worker
+   * threads load, since node functions cannot cross threads. Without it, an
+   * engine given `nodes` runs on the calling thread.
+   */
+  nodesModule?: string | URL;
   /** Operator settings nodes may consult (NodeRunContext.settings). */
   settings?: Record<string, unknown>;
   /** Node results kept across jobs; default 256, 0 turns the cache off. */
   cacheSize?: number;
+  /** Bytes those results may hold, all threads together; default 256 MiB. */
+  cacheBytes?: number;
+  /** One job's memory: each worker thread's heap limit. Default 1 GiB. */
+  maxJobMemoryBytes?: number;
+  /**
+   * How worker threads start: the Node adapter's nodeThreadSpawner() on
+   * Node, Web Workers where the runtime has them (the default); false runs
+   * every job on the calling thread.
+   */
+  threads?: ThreadSpawner | false;
+  /** Worker threads at most; default: the spawner's parallelism (the cores). */
+  threadCount?: number;
 }
 
 export function createLocalEngine(opts: LocalEngineOptions = {}): Engine {
   const registry = createRegistry(opts.nodes ?? builtinNodes);
   const settings = Object.freeze({ ...opts.settings });
-  const cache = createLruCache<NodeResult>(opts.cacheSize ?? 256);
+  const limits = { entries: opts.cacheSize ?? 256, bytes: opts.cacheBytes ?? 256 * MiB };
+  const pool = threadPool(opts, registry, settings, limits);
+  const cache = pool ? null : createResultCache(limits);
 
   async function execute(job: EngineJob, ctx: ExecutionContext): Promise<void> {
-    throwIfAborted(ctx.signal);
-    const checked = validateWorkflow(job.workflow, registry.definitionOf);
-    if (!checked.ok) {
-      const { message, details } = checked.error;
-      throw new ExecutionError(details ? `${message}: ${details}` : message, 'ValidationError');
-    }
-    const plan = await planExecution(job.workflow, registry, checked.outputs).catch((err: unknown) => {
-      if (err instanceof DependencyCycleError) throw new ExecutionError(err.message, err.name, err.node_ids[0]);
-      throw err;
-    });
-    ctx.emit({ type: 'execution_start' });
-
-    // Hits are taken now: the LRU may evict them while this job runs.
-    const results = new Map<string, NodeResult>();
-    const cached: string[] = [];
-    for (const p of plan) {
-      const hit = acrossJobs(p) ? cache.get(p.cache_key) : undefined;
-      if (hit) {
-        results.set(p.cache_key, hit);
-        cached.push(p.id);
-      }
-    }
-    ctx.emit({ type: 'cached', node_ids: cached });
-
-    const byId = new Map(plan.map((p) => [p.id, p]));
-    for (const p of needed(plan, byId, results)) {
-      throwIfAborted(ctx.signal);
-      // An identical node earlier in this job (or a cache hit) already has the result.
-      let result = results.get(p.cache_key);
-      if (!result) {
-        ctx.emit({ type: 'executing', node_id: p.id, class_type: p.class_type });
-        const inputs: Record<string, unknown> = {};
-        for (const [name, input] of Object.entries(p.inputs)) {
-          inputs[name] = 'link' in input ? results.get(byId.get(input.link[0])!.cache_key)!.outputs[input.link[1]] : input.value;
-        }
-        result = await runNode(p, inputs, ctx, settings);
-        results.set(p.cache_key, result);
-        if (acrossJobs(p)) cache.set(p.cache_key, result);
-      } else if (!cached.includes(p.id)) {
-        // A twin of a node that ran earlier in this job: served, not run, and said so, so progress counts it done.
-        ctx.emit({ type: 'cached', node_ids: [p.id] });
-      }
-      if (result.ui || p.node.definition.output_node) ctx.emit({ type: 'executed', node_id: p.id, output: result.ui ?? {} });
-    }
+    if (pool) return pool.run(job, ctx);
+    return runJob(job, ctx, { registry, settings, cache });
   }
 
   return {
@@ -80,29 +63,46 @@ export function createLocalEngine(opts: LocalEngineOptions = {}): Engine {
     nodeDefinitions: async () => registry.definitions(),
     validate: async (workflow) => validateWorkflow(workflow, registry.definitionOf),
     execute,
-    close: async () => cache.clear(),
+    close: async () => {
+      pool?.close();
+      cache?.clear();
+    },
   };
 }
 
-/**
- * Whether a node's result may come from, or go to, the cross-job cache. Output
- * nodes never do: they commit the job's own outputs (assets of its account),
- * so each job runs them, fed from the cache; a cached one would leave the job
- * without outputs and show another job's files.
- */
-const acrossJobs = (p: PlannedNode) => p.cacheable && !p.node.definition.output_node;
-
-/** The plan's nodes that must be visited: walking back from the outputs, stopping at nodes that have a result. */
-function needed(plan: PlannedNode[], byId: Map<string, PlannedNode>, results: Map<string, NodeResult>): PlannedNode[] {
-  const keep = new Set<string>();
-  // A stack of its own: a chain of any length cannot overflow the call stack.
-  const stack = plan.filter((p) => p.node.definition.output_node);
-  while (stack.length > 0) {
-    const p = stack.pop()!;
-    if (keep.has(p.id)) continue;
-    keep.add(p.id);
-    if (results.has(p.cache_key)) continue;
-    for (const input of Object.values(p.inputs)) if ('link' in input) stack.push(byId.get(input.link[0])!);
+function threadPool(
+  opts: LocalEngineOptions,
+  registry: ReturnType<typeof createRegistry>,
+  settings: Readonly<Record<string, unknown>>,
+  limits: { entries: number; bytes: number },
+): ThreadPool | null {
+  if (opts.threads === false) return null;
+  if (opts.nodes && !opts.nodesModule) {
+    if (opts.threads) throw new TypeError('createLocalEngine: worker threads need `nodesModule` to load the `nodes` given');
+    return null;
   }
-  return plan.filter((p) => keep.has(p.id));
+  const spawner = opts.threads ?? webWorkerSpawner();
+  if (!spawner) return null;
+  const size = opts.threadCount ?? spawner.parallelism;
+  if (!Number.isInteger(size) || size < 1) throw new RangeError(`threadCount must be a whole number >= 1, got ${size}`);
+  const plain: Record<string, unknown> = {};
+  const settingCalls: string[] = [];
+  for (const [name, value] of Object.entries(settings)) {
+    if (typeof value === 'function') settingCalls.push(name);
+    else if (value !== undefined) plain[name] = value;
+  }
+  return createThreadPool({
+    spawner,
+    size,
+    heapMb: Math.max(64, Math.ceil((opts.maxJobMemoryBytes ?? 1024 * MiB) / MiB)),
+    registry,
+    settings,
+    setup: {
+      nodesModule: opts.nodesModule === undefined ? undefined : String(opts.nodesModule),
+      settings: plain,
+      settingCalls,
+      // Each thread has a cache of its own: the byte budget is shared out.
+      cache: { entries: limits.entries, bytes: Math.floor(limits.bytes / size) },
+    },
+  });
 }

@@ -15,7 +15,7 @@ export function throwIfAborted(signal: AbortSignal): void {
 }
 
 export async function runNode(
-  p: PlannedNode,
+  p: Pick<PlannedNode, 'id' | 'class_type' | 'node'>,
   inputs: Record<string, unknown>,
   ctx: ExecutionContext,
   settings: Readonly<Record<string, unknown>>,

@@ -5,7 +5,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '../../adapters/node/server.ts';
-import { createService, type Service, type ServiceOptions, silentLogger } from '../../index.ts';
+import { createService, type DefaultServiceOptions, type Service, silentLogger } from '../../index.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../../storage/sql/sqlite.ts';
 
@@ -35,7 +35,7 @@ async function walk(dir: string): Promise<string[]> {
   return out;
 }
 
-export async function startHarness(mode: Mode, options: Partial<ServiceOptions> = {}): Promise<Harness> {
+export async function startHarness(mode: Mode, options: Partial<DefaultServiceOptions> = {}): Promise<Harness> {
   const dir = await mkdtemp(join(tmpdir(), 'graphrun-test-'));
   const blobsDir = join(dir, 'blobs');
   const blobs = await createFsBlobStore({ dir: blobsDir });

@@ -228,3 +228,19 @@ export function saveImageWorkflow(color = 0x336699, width = 3, height = 2, prefi
 export const assetRef = (id: string) => ({ __type: 'core/ASSET', info: { id } });
 
 export const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+
+/** EmptyImage 1024² scaled up and down `steps` times (bicubic), then saved: seconds of computing. */
+export function heavyWorkflow(steps = 10): Workflow {
+  const workflow: Workflow = { '1': { class_type: 'EmptyImage', inputs: { width: 1024, height: 1024, batch_size: 1, color: 0x336699 } } };
+  let previous = '1';
+  for (let i = 0; i < steps; i++) {
+    const size = i % 2 === 0 ? 2048 : 1024;
+    workflow[`s${i}`] = {
+      class_type: 'ImageScale',
+      inputs: { image: [previous, 0], upscale_method: 'bicubic', width: size, height: size, crop: 'disabled' },
+    };
+    previous = `s${i}`;
+  }
+  workflow.save = { class_type: 'SaveImage', inputs: { images: [previous, 0], filename_prefix: 'heavy' } };
+  return workflow;
+}

@@ -48,10 +48,23 @@ describe('local engine with the built-in image nodes', () => {
     const first = createFakeExecutionContext();
     await engine.execute({ id: 'job-a', account_id: 'alice', workflow }, first.ctx);
     const second = createFakeExecutionContext();
-    await engine.execute({ id: 'job-b', account_id: 'bob', workflow }, second.ctx);
+    await engine.execute({ id: 'job-b', account_id: 'alice', workflow }, second.ctx);
     expect(second.of('cached')[0].node_ids).toEqual(['1']);
     expect(second.outputs).toHaveLength(1);
     expect(second.outputs[0].bytes).toEqual(first.outputs[0].bytes);
+  });
+
+  it("serves one account's results to that account only: another account's identical job runs every node", async () => {
+    const engine = createLocalEngine();
+    const workflow = {
+      '1': { class_type: 'EmptyImage', inputs: { width: 3, height: 2, batch_size: 1, color: 0x654321 } },
+      '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'mine' } },
+    };
+    await engine.execute({ id: 'job-a', account_id: 'alice', workflow }, createFakeExecutionContext().ctx);
+    const other = createFakeExecutionContext();
+    await engine.execute({ id: 'job-b', account_id: 'bob', workflow }, other.ctx);
+    expect(other.of('cached')).toEqual([{ type: 'cached', node_ids: [] }]);
+    expect(other.of('executing').map((e) => e.node_id)).toEqual(['1', '2']);
   });
 
   it('lists the image nodes in its definitions with the reference IO names', async () => {

@@ -20,7 +20,7 @@ import { WebSocket } from 'ws';
 import { DEFAULT_MUSIC_CONCURRENCY } from '../../core/config.ts';
 import { blake3Of, expectEnvelope, randomBytes, trickyPayload, UUID } from '../helpers/assets.ts';
 import { uploadForm } from '../helpers/harness.ts';
-import { expectJobShape, PNG_SIGNATURE, saveImageWorkflow } from '../helpers/jobs.ts';
+import { expectJobShape, heavyWorkflow, PNG_SIGNATURE, saveImageWorkflow } from '../helpers/jobs.ts';
 import { blake3Hash, expectWav, MUSIC_PATH, musicForm, ndjsonEvents } from '../helpers/music.ts';
 import { eventsOf, SseReader } from '../helpers/sse-client.ts';
 import { MULTIFRAME, multiframe, taskPath } from '../helpers/video.ts';
@@ -171,6 +171,33 @@ export function runtimeConformance(label: string, start: StartRuntimeServer, opt
         expect([...pngBytes.subarray(0, 8)]).toEqual(PNG_SIGNATURE);
         expect(pngBytes.length).toBe(output.size_bytes);
         expect(await blake3Of(pngBytes)).toBe(output.hash);
+      });
+
+      it('computes off the thread that serves requests: a computing job shows its node, and a cancel ends it before the rest', async () => {
+        const res = await fetch(`${base}/api/v2/jobs`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ workflow: heavyWorkflow() }),
+        });
+        const created = await json(res);
+        expect(res.status).toBe(201);
+        const events = await fetch(`${base}/api/v2/jobs/${created.id}/events`, { headers: { accept: 'text/event-stream' } });
+        const sse = new SseReader(events.body!);
+        for (;;) {
+          const event = await sse.nextEvent(60_000);
+          if (!event) throw new Error('the stream ended before a scaling node ran');
+          if (event.event === 'progress' && /^s\d$/.test(event.json?.current_node ?? '')) break;
+        }
+        // Answered while the node computes: on the serving thread, this would wait for every node.
+        const now = await json(await fetch(`${base}/api/v2/jobs/${created.id}`));
+        expect(now.status).toBe('running');
+        expect(now.progress.current_node).toMatch(/^s[0-8]$/);
+        const cancel = await fetch(`${base}/api/v2/jobs/${created.id}/cancel`, { method: 'POST' });
+        expect(cancel.status).toBeLessThan(300);
+        const statuses = eventsOf(await sse.readToEnd(60_000))
+          .filter((e) => e.event === 'status')
+          .map((e) => e.json.status);
+        expect(statuses.at(-1)).toBe('canceled');
       });
     });
 
