@@ -56,6 +56,24 @@ describe('a job computing does not hold up the service', () => {
     expect(computing).toMatch(/^s\d$/);
   });
 
+  it("/api/interrupt stops the account's job inside a node, before its remaining nodes", async () => {
+    h = await startHarness('node-server', { accounts });
+    const alice = asKey(h, 'key-alice');
+    const res = await alice.fetch('/api/prompt', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: heavyWorkflow() }),
+    });
+    const { prompt_id } = (await res.json()) as { prompt_id: string };
+    expect(res.status).toBe(200);
+    const { sse } = await openEvents(alice, prompt_id);
+    await untilScaling(sse!);
+    expect((await alice.fetch('/api/interrupt', { method: 'POST' })).status).toBe(200);
+    const ended = await waitForJob(alice, prompt_id, ['canceled', 'succeeded', 'failed'], 60_000);
+    expect(ended.status).toBe('canceled');
+    expect(ended.outputs).toEqual([]);
+  });
+
   it('a shutdown stops a computing job at once and queues it again, without waiting for its nodes', async () => {
     h = await startHarness('node-server', { accounts });
     const alice = asKey(h, 'key-alice');

@@ -5,7 +5,8 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { ThreadSpawner } from '../../engine/local/thread/protocol.ts';
 
-const entry = new URL(`./thread-entry${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+// The entry has this module's extension: .ts from the sources, .js built, .mjs in a bundle beside it.
+const entry = new URL(`./thread-entry${/\.[cm]?[jt]s$/.exec(import.meta.url)?.[0] ?? '.js'}`, import.meta.url);
 
 /**
  * From the sources (tests, development) the entry is TypeScript, which Node

@@ -11,8 +11,8 @@ interface WebWorker {
 }
 type WorkerConstructor = new (url: URL, options: { type: 'module'; name?: string }) => WebWorker;
 
-// Built output is .js next to .js; the sources run as .ts (Bun, Deno, tests).
-const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+// The entry has this module's extension: .ts from the sources (Bun, Deno, tests), .js built.
+const extension = /\.[cm]?[jt]s$/.exec(import.meta.url)?.[0] ?? '.js';
 
 /** A spawner over the global Worker, or null when the runtime has none. */
 export function webWorkerSpawner(): ThreadSpawner | null {
