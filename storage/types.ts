@@ -15,7 +15,16 @@ export type { AccountRecord, AccountStore } from './interfaces/account-store.ts'
 export type { AssetRecord, AssetStore, BlobRecord, CommitAssetResult, NewAsset } from './interfaces/asset-store.ts';
 export type { BlobStore, BlobWriter, ByteRange } from './interfaces/blob-store.ts';
 export type { IdempotencyStore } from './interfaces/idempotency-store.ts';
-export type { AccountJobFilter, AccountJobQuery, JobPatch, JobRecord, JobStore, NewJob } from './interfaces/job-store.ts';
+export type {
+  AccountJobFilter,
+  AccountJobQuery,
+  JobPatch,
+  JobRecord,
+  JobStore,
+  JobSummary,
+  JobWorkflow,
+  NewJob,
+} from './interfaces/job-store.ts';
 export { RunnerLockError, type StoreLifecycle } from './interfaces/lifecycle.ts';
 export type { SettingsStore } from './interfaces/settings-store.ts';
 export type { VideoTaskPatch, VideoTaskRecord, VideoTaskStore } from './interfaces/video-task-store.ts';

@@ -5,11 +5,12 @@
 // `update_time` are Unix seconds and `execution_*_time` Unix milliseconds.
 // Jobs carry no workflow id here (extra_data is not kept), so a `workflow_id`
 // filter matches none. Terminal jobs carry their outputs' count and a preview.
-import type { AssetRecord, JobRecord } from '../../storage/types.ts';
+import type { AssetRecord, JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
-import { invalid } from '../errors.ts';
+import { invalid, notFound } from '../errors.ts';
 import { isTerminal, type JobStatus } from '../jobs/state-machine.ts';
 import { findOwnJob } from '../jobs/view.ts';
+import { jobWorkflow } from '../jobs/workflows.ts';
 import { cloudAccount } from './auth.ts';
 import { executionError, historyStatus, nodeMeta } from './entries.ts';
 import { outputFileRef, outputsByNode, uiKeyOf } from './file-names.ts';
@@ -34,7 +35,7 @@ function statusFilter(url: URL): string[] {
 }
 
 /** What a list entry and the detail share. */
-function summary(job: JobRecord, outputs: AssetRecord[] | null): Record<string, unknown> {
+function summary(job: JobSummary, outputs: AssetRecord[] | null): Record<string, unknown> {
   const entry: Record<string, unknown> = { id: job.id, status: cloudStatus(job.status), create_time: seconds(job.created_at) };
   if (job.status === 'failed') entry.execution_error = { ...executionError(job), current_inputs: {}, current_outputs: {} };
   if (outputs) {
@@ -47,8 +48,8 @@ function summary(job: JobRecord, outputs: AssetRecord[] | null): Record<string, 
   return entry;
 }
 
-const finished = (job: JobRecord) => isTerminal(job.status as JobStatus);
-const outputsOf = (ctx: ServiceContext, job: JobRecord) =>
+const finished = (job: JobSummary) => isTerminal(job.status as JobStatus);
+const outputsOf = (ctx: ServiceContext, job: JobSummary) =>
   finished(job) ? ctx.metadata.listJobAssets(job.account_id, job.id) : Promise.resolve(null);
 
 export async function listCloudJobs(request: Request, ctx: ServiceContext): Promise<Response> {
@@ -80,8 +81,9 @@ export async function listCloudJobs(request: Request, ctx: ServiceContext): Prom
 export async function getCloudJob(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
   const account = await cloudAccount(request, ctx);
   const job = await findOwnJob(ctx, account, id);
-  const outputs = await outputsOf(ctx, job);
-  const detail: Record<string, unknown> = { ...summary(job, outputs), workflow: job.workflow, update_time: seconds(updatedAt(job)) };
+  const [outputs, workflow] = await Promise.all([outputsOf(ctx, job), jobWorkflow(ctx.metadata, job)]);
+  if (!workflow) throw notFound('No job with this id.');
+  const detail: Record<string, unknown> = { ...summary(job, outputs), workflow, update_time: seconds(updatedAt(job)) };
   if (outputs) {
     detail.outputs = outputsByNode(outputs);
     detail.execution_status = historyStatus(job);

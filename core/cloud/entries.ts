@@ -4,7 +4,7 @@
 // per-node meta. `number` is always the job's submission sequence number.
 import type { NodeDefinition } from '../../engine/types.ts';
 import { dict } from '../../lib/dict.ts';
-import type { AssetRecord, JobRecord } from '../../storage/types.ts';
+import type { AssetRecord, JobSummary } from '../../storage/types.ts';
 import { classTypeOf } from '../jobs/workflow-check.ts';
 import { exceptionFields } from './exception-fields.ts';
 import { outputsByNode } from './file-names.ts';
@@ -22,12 +22,16 @@ export function outputNodeIds(workflow: Record<string, unknown>, defs: Defs): st
 }
 
 /** `[number, prompt_id, workflow, output_node_ids, {create_time}]`, as the cloud contract's QueueItem. */
-export function queueItem(job: JobRecord, defs: Defs): [number, string, Record<string, unknown>, string[], { create_time: number }] {
-  return [job.seq, job.id, job.workflow, outputNodeIds(job.workflow, defs), { create_time: job.created_at }];
+export function queueItem(
+  job: JobSummary,
+  workflow: Record<string, unknown>,
+  defs: Defs,
+): [number, string, Record<string, unknown>, string[], { create_time: number }] {
+  return [job.seq, job.id, workflow, outputNodeIds(workflow, defs), { create_time: job.created_at }];
 }
 
 /** The failure of a failed job as the reference's execution_error fields. */
-export function executionError(job: JobRecord) {
+export function executionError(job: JobSummary) {
   const err = job.error ?? {};
   return {
     node_id: typeof err.node_id === 'string' ? err.node_id : null,
@@ -37,7 +41,7 @@ export function executionError(job: JobRecord) {
 }
 
 /** `{status_str, completed, messages}` of a finished job, as history shows it. */
-export function historyStatus(job: JobRecord) {
+export function historyStatus(job: JobSummary) {
   const messages: Array<[string, Record<string, unknown>]> = [];
   const prompt_id = job.id;
   if (job.started_at !== null) messages.push(['execution_start', { prompt_id, timestamp: job.started_at }]);
@@ -63,9 +67,9 @@ export function nodeMeta(assets: AssetRecord[]): Record<string, Record<string, u
 }
 
 /** A finished job's history entry: the reference's 5-tuple prompt, outputs, status and meta. */
-export function historyEntry(job: JobRecord, assets: AssetRecord[], defs: Defs) {
+export function historyEntry(job: JobSummary, workflow: Record<string, unknown>, assets: AssetRecord[], defs: Defs) {
   return {
-    prompt: [job.seq, job.id, job.workflow, {}, outputNodeIds(job.workflow, defs)],
+    prompt: [job.seq, job.id, workflow, {}, outputNodeIds(workflow, defs)],
     outputs: outputsByNode(assets),
     status: historyStatus(job),
     meta: nodeMeta(assets),

@@ -4,12 +4,18 @@
 // `{filename, subfolder, type}` references /view serves). A job not finished
 // yet, an unknown id or another account's job give `{}`, as the reference
 // answers for an id it has no history of. `max_items` defaults to 100 and is
-// at most 1000 (the reference's default is everything it keeps).
-import type { JobRecord } from '../../storage/types.ts';
+// at most 1000 (the reference's default is everything it keeps). Each entry
+// carries its workflow, which may weigh megabytes: the jobs are listed
+// without them, and the body is written as the workflows are read, a few at
+// a time (core/jobs/workflows.ts).
+import type { NodeDefinition } from '../../engine/types.ts';
+import type { JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
+import { jsonStream } from '../http/json-stream.ts';
 import { isTerminal, type JobStatus } from '../jobs/state-machine.ts';
 import { findOwnJob } from '../jobs/view.ts';
+import { pagesOfWorkflows } from '../jobs/workflows.ts';
 import { cloudAccount } from './auth.ts';
 import { historyEntry } from './entries.ts';
 import { intParam } from './params.ts';
@@ -17,14 +23,24 @@ import { FINISHED_STATUSES } from './status.ts';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
-async function entries(ctx: ServiceContext, jobs: JobRecord[]): Promise<Record<string, unknown>> {
-  const [defs, outputs] = await Promise.all([
-    ctx.engine.nodeDefinitions(),
-    Promise.all(jobs.map((j) => ctx.metadata.listJobAssets(j.account_id, j.id))),
-  ]);
-  const out: Record<string, unknown> = {};
-  for (const [i, job] of jobs.entries()) out[job.id] = historyEntry(job, outputs[i], defs);
-  return out;
+/** `{prompt_id: entry, ...}` of these jobs, in their order, one entry per piece. */
+async function* entries(ctx: ServiceContext, jobs: JobSummary[], defs: Record<string, NodeDefinition>): AsyncGenerator<string> {
+  yield '{';
+  let comma = '';
+  for await (const page of pagesOfWorkflows(ctx.metadata, jobs)) {
+    const outputs = await Promise.all(page.map(([j]) => ctx.metadata.listJobAssets(j.account_id, j.id)));
+    for (const [i, [job, workflow]] of page.entries()) {
+      yield `${comma}${JSON.stringify(job.id)}:${JSON.stringify(historyEntry(job, workflow, outputs[i], defs))}`;
+      comma = ',';
+    }
+  }
+  yield '}';
+}
+
+async function answer(ctx: ServiceContext, jobs: JobSummary[]): Promise<Response> {
+  // Before the status goes out, so a failure here is still an error answer.
+  const defs = await ctx.engine.nodeDefinitions();
+  return jsonStream(entries(ctx, jobs, defs), { headers: NO_STORE }, ctx.logger);
 }
 
 export async function getHistory(request: Request, ctx: ServiceContext): Promise<Response> {
@@ -38,12 +54,12 @@ export async function getHistory(request: Request, ctx: ServiceContext): Promise
     limit,
     offset,
   });
-  return Response.json(await entries(ctx, jobs), { headers: NO_STORE });
+  return answer(ctx, jobs);
 }
 
 export async function getHistoryItem(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
   const account = await cloudAccount(request, ctx);
-  let job: JobRecord;
+  let job: JobSummary;
   try {
     job = await findOwnJob(ctx, account, id);
   } catch (err) {
@@ -51,5 +67,5 @@ export async function getHistoryItem(request: Request, ctx: ServiceContext, id: 
     throw err;
   }
   if (!isTerminal(job.status as JobStatus)) return Response.json({}, { headers: NO_STORE });
-  return Response.json(await entries(ctx, [job]), { headers: NO_STORE });
+  return answer(ctx, [job]);
 }

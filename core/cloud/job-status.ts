@@ -2,7 +2,7 @@
 // with its id and timestamps (JobStatusResponse of the cloud contract, plus
 // started_at/completed_at). Another account's job, an expired one and an
 // unknown id are the same 404.
-import type { JobRecord } from '../../storage/types.ts';
+import type { JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { isoTime, isoTimeOrNull } from '../iso-time.ts';
 import { findOwnJob } from '../jobs/view.ts';
@@ -10,10 +10,10 @@ import { cloudAccount } from './auth.ts';
 import { cloudStatus } from './status.ts';
 
 /** The latest moment the row is known to have changed. */
-export const updatedAt = (job: JobRecord) => Math.max(job.created_at, job.started_at ?? 0, job.completed_at ?? 0);
+export const updatedAt = (job: JobSummary) => Math.max(job.created_at, job.started_at ?? 0, job.completed_at ?? 0);
 
 /** The message a failed job's error record carries, else null. */
-export function errorMessage(job: JobRecord): string | null {
+export function errorMessage(job: JobSummary): string | null {
   return job.status === 'failed' && typeof job.error?.message === 'string' ? job.error.message : null;
 }
 

@@ -7,14 +7,20 @@
 // Cancels go through the one state machine (core/jobs/read.ts requestCancel);
 // ids of other accounts, unknown or finished jobs are skipped, not errors.
 // Each queue list shows at most 1000 items; GET /prompt counts them all.
+// Every item carries its workflow, which may weigh megabytes: the lists are
+// read without them, and the body is written as the workflows are read, a
+// few at a time (core/jobs/workflows.ts), so the answer never holds the queue.
 import * as v from 'valibot';
+import type { NodeDefinition } from '../../engine/types.ts';
 import { isRecord } from '../../lib/is-record.ts';
 import { isUuid } from '../../lib/uuid.ts';
-import type { JobRecord } from '../../storage/types.ts';
+import type { JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { invalid } from '../errors.ts';
+import { jsonStream } from '../http/json-stream.ts';
 import { readJson } from '../http/read-json.ts';
 import { requestCancel } from '../jobs/read.ts';
+import { pagesOfWorkflows } from '../jobs/workflows.ts';
 import { validate } from '../schemas.ts';
 import { cloudAccount } from './auth.ts';
 import { queueItem } from './entries.ts';
@@ -29,14 +35,35 @@ export async function getQueue(request: Request, ctx: ServiceContext): Promise<R
   const account = await cloudAccount(request, ctx);
   const list = (statuses: string[]) => ctx.metadata.listAccountJobs(account.id, { statuses, order: 'asc', limit: MAX_LISTED });
   const [running, pending, defs] = await Promise.all([list(RUNNING_STATUSES), list(['queued']), ctx.engine.nodeDefinitions()]);
-  return Response.json(
-    { queue_running: running.map((j) => queueItem(j, defs)), queue_pending: pending.map((j) => queueItem(j, defs)) },
-    { headers: NO_STORE },
-  );
+  return jsonStream(queueBody(ctx, running, pending, defs), { headers: NO_STORE }, ctx.logger);
+}
+
+/** `{"queue_running":[...],"queue_pending":[...]}`, one item per piece. */
+async function* queueBody(
+  ctx: ServiceContext,
+  running: JobSummary[],
+  pending: JobSummary[],
+  defs: Record<string, NodeDefinition>,
+): AsyncGenerator<string> {
+  yield '{"queue_running":[';
+  yield* queueItems(ctx, running, defs);
+  yield '],"queue_pending":[';
+  yield* queueItems(ctx, pending, defs);
+  yield ']}';
+}
+
+async function* queueItems(ctx: ServiceContext, jobs: JobSummary[], defs: Record<string, NodeDefinition>): AsyncGenerator<string> {
+  let comma = '';
+  for await (const page of pagesOfWorkflows(ctx.metadata, jobs)) {
+    for (const [job, workflow] of page) {
+      yield comma + JSON.stringify(queueItem(job, workflow, defs));
+      comma = ',';
+    }
+  }
 }
 
 /** Cancels the job if it is pending or running; true when this call moved it. */
-async function cancel(ctx: ServiceContext, job: JobRecord): Promise<boolean> {
+async function cancel(ctx: ServiceContext, job: JobSummary): Promise<boolean> {
   if (!ACTIVE.has(job.status)) return false;
   const after = await requestCancel(ctx, job);
   return after.status === 'canceled' || after.status === 'canceling';
@@ -87,7 +114,7 @@ const InterruptBody = v.object({ prompt_id: v.nullish(v.string('must be a string
 export async function postInterrupt(request: Request, ctx: ServiceContext): Promise<Response> {
   const account = await cloudAccount(request, ctx);
   const { prompt_id: id } = validate(InterruptBody, await readObject(request));
-  let running: JobRecord[];
+  let running: JobSummary[];
   if (id != null) {
     // Only that job, and only if it is running: a pending one stays (cancel it through POST /queue).
     const job = isUuid(id) ? await ctx.metadata.getJob(account.id, id.toLowerCase()) : null;

@@ -1,7 +1,7 @@
 // Admission of a checked workflow: the scheduler's verdict (credits, queue
 // depth) and the durable `queued` row under the request's Idempotency-Key.
 // The checks before it are the submission use case's (submit-workflow.ts).
-import type { AccountRecord, JobRecord } from '../../storage/types.ts';
+import type { AccountRecord, JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { withIdempotency } from '../idempotency.ts';
 
@@ -22,7 +22,7 @@ export async function enqueueJob(
   request: Request,
   account: AccountRecord,
   { workflow, extra, id = crypto.randomUUID() }: Enqueue,
-): Promise<{ job: JobRecord; ahead: number }> {
+): Promise<{ job: JobSummary; ahead: number }> {
   return withIdempotency(ctx, request, account, async (commitment) => {
     const ahead = await ctx.jobs.scheduler.admit(account.id);
     // In place before the row exists: the scheduler may start the job at once.

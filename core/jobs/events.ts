@@ -8,7 +8,7 @@
 // A reader that falls behind skips progress and preview frames (each is a
 // snapshot, the next one or the terminal status re-syncs it) rather than
 // making the server hold them.
-import type { AccountRecord, JobRecord } from '../../storage/types.ts';
+import type { AccountRecord, JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { errorText } from '../log.ts';
 import { createSseStream, SSE_HEADERS } from './sse.ts';
@@ -59,7 +59,7 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
     sse.send({ event: 'progress', text: json });
   };
   /** For a job this instance does not run: what the row shows that the hub did not bring. */
-  async function remote(row: JobRecord) {
+  async function remote(row: JobSummary) {
     if (ctx.jobs.runsHere(row.id) || (row.status !== 'running' && row.status !== 'canceling')) return;
     if (row.progress) sendProgress(row.progress);
     for (const asset of await ctx.metadata.listJobAssets(row.account_id, row.id)) {

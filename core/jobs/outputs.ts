@@ -2,7 +2,7 @@
 // hash-and-dedup path as uploads and become assets of the job's account that
 // expire with the job; inputs are the account's live assets, by id or name.
 import type { ExecutionContext, OutputAsset } from '../../engine/types.ts';
-import type { AssetRecord, JobRecord } from '../../storage/types.ts';
+import type { AssetRecord, JobSummary } from '../../storage/types.ts';
 import { mintAsset, stageBlob } from '../assets/ingest.ts';
 import { findByFileName } from '../cloud/file-names.ts';
 import type { ServiceBase } from '../context.ts';
@@ -36,7 +36,7 @@ export const TEMP_RETENTION_MS = 24 * 3600 * 1000;
  * commits a re-run's file under the name of the output it matches).
  * Returns the asset and whether it is new.
  */
-export async function commitJobOutput(ctx: ServiceBase, job: JobRecord, output: OutputInput): Promise<{ asset: AssetRecord; created: boolean }> {
+export async function commitJobOutput(ctx: ServiceBase, job: JobSummary, output: OutputInput): Promise<{ asset: AssetRecord; created: boolean }> {
   const staged = await stageBlob(ctx, chunksOf(output.body));
   if (output.temporary) {
     // Not an output of the job (no job_id): a file of the account, fetchable by name for a day.

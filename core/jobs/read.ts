@@ -1,12 +1,13 @@
 // GET /api/v2/jobs/{id}, GET /api/v2/jobs/{id}/workflow and
 // POST /api/v2/jobs/{id}/cancel. Another account's job, an expired one and an
 // unknown id all answer the same 404.
-import type { JobRecord } from '../../storage/types.ts';
+import type { JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { jsonResponse } from '../http/request-options.ts';
 import { canTransition, type JobStatus, transition } from './state-machine.ts';
 import { findOwnJob, jobView } from './view.ts';
+import { jobWorkflow } from './workflows.ts';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
@@ -20,11 +21,13 @@ export async function getJobWorkflow(request: Request, ctx: ServiceContext, id: 
   const account = await ctx.auth.authenticate(request);
   const job = await findOwnJob(ctx, account, id);
   // Only the graph is stored: extra_data (a credential) never reaches the row.
-  return jsonResponse(request, { workflow: job.workflow, format: 'api' }, { headers: NO_STORE });
+  const workflow = await jobWorkflow(ctx.metadata, job);
+  if (!workflow) throw notFound('No job with this id.');
+  return jsonResponse(request, { workflow, format: 'api' }, { headers: NO_STORE });
 }
 
 /** Moves the job one step toward canceled; returns the row as it is afterwards. */
-export async function requestCancel(ctx: ServiceContext, job: JobRecord): Promise<JobRecord> {
+export async function requestCancel(ctx: ServiceContext, job: JobSummary): Promise<JobSummary> {
   // A few rounds: the row may move (queued -> running) between the read and the CAS.
   for (let round = 0; round < 5; round++) {
     const from = job.status as JobStatus;

@@ -1,12 +1,13 @@
-// Runs one job the scheduler moved to `running`: hands it to the engine with
-// an ExecutionContext, folds the engine's events into throttled progress
+// Runs one job the scheduler moved to `running`: reads its workflow (the
+// scheduler's rows come without), hands it to the engine with an
+// ExecutionContext, folds the engine's events into throttled progress
 // snapshots (row + live streams), commits outputs as they come, and ends the
 // row in its terminal status with a compare-and-set. A job aborted because
 // this instance is shutting down goes back to the queue instead.
 import { type Engine, type ExecutionContext, ExecutionError } from '../../engine/types.ts';
 import { toBase64 } from '../../lib/base64.ts';
 import { pause } from '../../lib/pause.ts';
-import type { JobRecord } from '../../storage/types.ts';
+import type { JobSummary } from '../../storage/types.ts';
 import type { ServiceBase } from '../context.ts';
 import { errorText } from '../log.ts';
 import { partnerServices } from '../proxy/partner.ts';
@@ -17,6 +18,7 @@ import { createProgressTracker, type Progress, type ProgressTracker } from './pr
 import { transition } from './state-machine.ts';
 import { createThrottle } from './throttle.ts';
 import { countNodesToRun, resolveAssetRefs } from './workflow-check.ts';
+import { jobWorkflow } from './workflows.ts';
 
 /** Why a running job's signal was aborted. */
 export class JobAbort extends Error {
@@ -82,13 +84,13 @@ function errorRecord(err: ExecutionError): Record<string, unknown> {
   };
 }
 
-export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<void> {
+export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<void> {
   const { ctx, engine, hub, active, extraData } = deps;
-  const log = (message: string, job: JobRecord, err: unknown) => ctx.logger.error(message, { job_id: job.id, error: errorText(err) });
+  const log = (message: string, job: JobSummary, err: unknown) => ctx.logger.error(message, { job_id: job.id, error: errorText(err) });
 
   /** Ends the row; returns the status it ended in (null when another writer moved it first). */
   async function settle(
-    job: JobRecord,
+    job: JobSummary,
     outcome: Outcome,
     tracker: ProgressTracker,
   ): Promise<{ status: string; error: Record<string, unknown> | null } | null> {
@@ -134,7 +136,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<v
     return null;
   }
 
-  return async function run(job: JobRecord): Promise<void> {
+  return async function run(job: JobSummary): Promise<void> {
     const controller = new AbortController();
     active.set(job.id, controller);
     hub.announce(job, 'running');
@@ -166,7 +168,9 @@ export function createJobRunner(deps: RunnerDeps): (job: JobRecord) => Promise<v
     try {
       // Still queued when its retention ran out: nobody can see it any more, so it must not run.
       if (job.expires_at <= ctx.now()) throw EXPIRED;
-      const workflow = resolveAssetRefs(job.workflow);
+      const stored = await jobWorkflow(ctx.metadata, job);
+      if (!stored) throw new Error(`job ${job.id} has no workflow row`);
+      const workflow = resolveAssetRefs(stored);
       const defs = await engine.nodeDefinitions();
       const outputs = Object.keys(workflow).filter((id) => defs[workflow[id]?.class_type]?.output_node);
       tracker = createProgressTracker(countNodesToRun(workflow, outputs));

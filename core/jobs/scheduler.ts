@@ -26,7 +26,7 @@
 // own. Queue depth in `admit` is a count then an insert elsewhere, so
 // concurrent submissions may overshoot the bound by their number.
 
-import type { AccountStore, JobRecord, JobStore } from '../../storage/types.ts';
+import type { AccountStore, JobStore, JobSummary } from '../../storage/types.ts';
 import { ApiError } from '../errors.ts';
 import { errorText, silentLogger } from '../log.ts';
 import type { Logger } from '../types.ts';
@@ -69,11 +69,12 @@ export interface SchedulerOptions {
   /** How many more jobs the engine takes now, counting jobs already handed to `run`. Default Infinity. */
   engineCapacity?: () => number;
   /**
-   * Executes a job the scheduler has moved to running, and settles once the
-   * job has left the engine. Moving the row to its terminal status is its
+   * Executes a job the scheduler has moved to running (its row without the
+   * workflow: the queue is read without them, and the run reads the one it
+   * executes), and settles once the job has left the engine. Moving the row to its terminal status is its
    * job; a rejection is logged and the slot freed.
    */
-  run: (job: JobRecord) => Promise<void>;
+  run: (job: JobSummary) => Promise<void>;
   /** Checked by `admit`; none means credits are unlimited. */
   credits?: CreditsProvider;
   /** Runs a pass this often even without kicks, to pick up jobs other instances queued. 0 = never (default). */
@@ -105,7 +106,7 @@ interface Lane {
   headSeq: number;
   /** Starts left under the tier limit; undefined until looked up. */
   slots?: number;
-  buffer: JobRecord[];
+  buffer: JobSummary[];
   fetches: number;
 }
 
@@ -147,7 +148,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     return limit - Math.max(active, localRunning(accountId));
   }
 
-  function launch(job: JobRecord) {
+  function launch(job: JobSummary) {
     runningJobs.set(job.id, job.account_id);
     runningByAccount.set(job.account_id, localRunning(job.account_id) + 1);
     let done: Promise<void>;

@@ -6,7 +6,7 @@
 // surface renders them its own way (core/v2/errors.ts, core/cloud/prompt-errors.ts).
 // Errors every surface already answers alike (a bad extra_data, credits, a
 // full queue, a reused Idempotency-Key) stay ApiErrors.
-import type { AccountRecord, JobRecord } from '../../storage/types.ts';
+import type { AccountRecord, JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { checkWorkflow, type WorkflowProblem } from './check-workflow.ts';
@@ -50,7 +50,7 @@ export interface Submission {
 }
 
 export interface Submitted {
-  job: JobRecord;
+  job: JobSummary;
   /** How many of the account's jobs were queued ahead of it at admission. */
   queuePosition: number;
 }

@@ -2,7 +2,7 @@
 // field is always present (null when not known yet), and the follow-up links
 // are host-relative, carrying the prefix the service is mounted under.
 import { isUuid } from '../../lib/uuid.ts';
-import type { AccountRecord, AssetRecord, JobRecord } from '../../storage/types.ts';
+import type { AccountRecord, AssetRecord, JobSummary } from '../../storage/types.ts';
 import { signedContentUrl } from '../assets/view.ts';
 import type { ServiceContext } from '../context.ts';
 import { notFound } from '../errors.ts';
@@ -19,13 +19,13 @@ export const jobPath = (id: string) => `/api/v2/jobs/${id}`;
  * like an unknown id. One not finished yet stays visible (and cancelable)
  * until it ends: the sweep fails a queued one whose deadline passed.
  */
-export function isRetained(job: JobRecord, now: number): boolean {
+export function isRetained(job: JobSummary, now: number): boolean {
   if (job.status === 'expired') return false;
   return !isTerminal(job.status as JobStatus) || job.expires_at > now;
 }
 
 /** The caller's retained job, or 404 (also for a malformed id or another account's job). */
-export async function findOwnJob(ctx: ServiceContext, account: AccountRecord, id: string): Promise<JobRecord> {
+export async function findOwnJob(ctx: ServiceContext, account: AccountRecord, id: string): Promise<JobSummary> {
   const job = isUuid(id) ? await ctx.metadata.getJob(account.id, id.toLowerCase()) : null;
   if (!job || !isRetained(job, ctx.now())) throw notFound('No job with this id.');
   return job;
@@ -49,7 +49,7 @@ export interface JobViewOptions {
   outputs?: AssetRecord[];
 }
 
-export async function jobView(ctx: ServiceContext, request: Request, job: JobRecord, opts: JobViewOptions = {}): Promise<JobView> {
+export async function jobView(ctx: ServiceContext, request: Request, job: JobSummary, opts: JobViewOptions = {}): Promise<JobView> {
   // A job that never started has no outputs yet, only a queued one has a position: no query for those.
   const wantsPosition = opts.queuePosition === undefined && job.status === 'queued';
   const wantsOutputs = opts.outputs === undefined && job.started_at !== null;

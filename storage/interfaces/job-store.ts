@@ -1,14 +1,17 @@
 // Jobs: the durable rows behind the job state machine (core/jobs), the
 // queue the scheduler takes from and the listings the APIs page through.
+//
+// A workflow may weigh megabytes, and an account may have a hundred of them
+// queued: every read but one leaves it out (JobSummary). Only
+// listJobWorkflows reads it, for the jobs named, so whoever shows or runs
+// workflows holds as many at once as it asks for.
 
-/** A job row. Times are epoch ms; JSON columns hold what the API shows. */
-export interface JobRecord {
+/** A job row without its workflow. Times are epoch ms; JSON columns hold what the API shows. */
+export interface JobSummary {
   id: string;
   account_id: string;
   /** One of core/jobs/state-machine's JobStatus values. */
   status: string;
-  /** The API-format workflow as submitted (never the extra_data). */
-  workflow: Record<string, unknown>;
   /** Monotonic submission order; FIFO per account comes from it. */
   seq: number;
   created_at: number;
@@ -22,6 +25,18 @@ export interface JobRecord {
   error: Record<string, unknown> | null;
   /** How many times execution was started (a restart re-runs a running job). */
   attempts: number;
+}
+
+/** A whole job row: its summary and the workflow. */
+export interface JobRecord extends JobSummary {
+  /** The API-format workflow as submitted (never the extra_data). */
+  workflow: Record<string, unknown>;
+}
+
+/** A job's workflow, as listJobWorkflows reads it. */
+export interface JobWorkflow {
+  id: string;
+  workflow: Record<string, unknown>;
 }
 
 export type NewJob = Omit<JobRecord, 'seq' | 'started_at' | 'completed_at' | 'progress' | 'error' | 'attempts'>;
@@ -63,12 +78,18 @@ export interface AccountJobQuery extends AccountJobFilter {
  * with: the `output_type` filter reads the job's output assets.
  */
 export interface JobStore {
-  /** Inserts a job (status as given, normally `queued`) and returns it with its `seq`. */
-  createJob(job: NewJob): Promise<JobRecord>;
+  /** Inserts a job (status as given, normally `queued`) and returns its row, with its `seq`, without the workflow. */
+  createJob(job: NewJob): Promise<JobSummary>;
   /** The account's job, or null (another account's job is null too). */
-  getJob(accountId: string, id: string): Promise<JobRecord | null>;
+  getJob(accountId: string, id: string): Promise<JobSummary | null>;
   /** Any account's job, for the scheduler. */
-  getJobById(id: string): Promise<JobRecord | null>;
+  getJobById(id: string): Promise<JobSummary | null>;
+  /**
+   * The workflows of these jobs of the account, in the order asked; an id
+   * of another account or of no job is left out. The one read of the
+   * workflow column: callers ask for a few jobs at a time.
+   */
+  listJobWorkflows(accountId: string, ids: readonly string[]): Promise<JobWorkflow[]>;
   /**
    * Moves the job from `from` to `to` only if it is still in `from`, applying
    * the patch in the same statement; false when another writer moved it first.
@@ -77,13 +98,13 @@ export interface JobStore {
   /** Stores a progress snapshot unless the job has left `running`/`canceling`. */
   saveProgress(id: string, progress: Record<string, unknown>): Promise<void>;
   /** Jobs in one of these statuses, oldest `seq` first. */
-  listJobsByStatus(statuses: string[], limit: number): Promise<JobRecord[]>;
+  listJobsByStatus(statuses: string[], limit: number): Promise<JobSummary[]>;
   /** One account's jobs matching the filter, in the query's order, one page of them. */
-  listAccountJobs(accountId: string, query: AccountJobQuery): Promise<JobRecord[]>;
+  listAccountJobs(accountId: string, query: AccountJobQuery): Promise<JobSummary[]>;
   /** How many of the account's jobs match the filter (the total a page is out of). */
   countAccountJobs(accountId: string, filter: AccountJobFilter): Promise<number>;
   /** Queued jobs an account may start next, oldest first. */
-  listQueuedJobs(accountId: string, limit: number): Promise<JobRecord[]>;
+  listQueuedJobs(accountId: string, limit: number): Promise<JobSummary[]>;
   /** Accounts that have queued jobs, each with the `seq` of its oldest queued job (fairness). */
   listAccountsWithQueuedJobs(limit: number): Promise<Array<{ account_id: string; oldest_seq: number }>>;
   countJobs(statuses: string[], accountId?: string): Promise<number>;

@@ -2,33 +2,38 @@
 // Every method does its check and its write without an await in between, so
 // on one event loop a compare-and-set is atomic, as the SQL store's
 // conditional UPDATE is. Semantics mirror storage/sql/job-store.ts.
-import type { JobRecord, JobStore } from '../types.ts';
+//
+// Workflows are kept apart, as JSON text, and parsed only by
+// listJobWorkflows: like the SQL store's rows, every other read leaves them out.
+import type { JobStore, JobSummary } from '../types.ts';
 import { createMemoryJobListing, type OutputRow } from './job-listing.ts';
 
 const EXPIRED = 'expired';
 /** Progress after a job has left these statuses would overwrite a final snapshot. */
 const PROGRESS_STATUSES = new Set(['running', 'canceling']);
 
-const bySeq = (x: JobRecord, y: JobRecord) => x.seq - y.seq;
+const bySeq = (x: JobSummary, y: JobSummary) => x.seq - y.seq;
 
 // Deep copies in and out: JSON columns must not alias caller objects, just as
 // a database round-trip would not.
-const copy = (job: JobRecord): JobRecord => structuredClone(job);
+const copy = (job: JobSummary): JobSummary => structuredClone(job);
 
 /** `assets` yields every stored asset row (the asset store owns them; the listings read them). */
 export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStore {
-  const jobs = new Map<string, JobRecord>();
+  const jobs = new Map<string, JobSummary>();
+  const workflows = new Map<string, string>();
   let lastSeq = 0;
 
-  const select = (pred: (j: JobRecord) => boolean) => [...jobs.values()].filter(pred).sort(bySeq);
+  const select = (pred: (j: JobSummary) => boolean) => [...jobs.values()].filter(pred).sort(bySeq);
 
   return {
     ...createMemoryJobListing(jobs, assets),
 
     async createJob(job) {
       if (jobs.has(job.id)) throw new Error(`job ${job.id} already exists`);
-      const record: JobRecord = {
-        ...structuredClone(job),
+      const { workflow, ...fields } = job;
+      const record: JobSummary = {
+        ...structuredClone(fields),
         seq: ++lastSeq,
         started_at: null,
         completed_at: null,
@@ -36,6 +41,7 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
         error: null,
         attempts: 0,
       };
+      workflows.set(job.id, JSON.stringify(workflow));
       jobs.set(job.id, record);
       return copy(record);
     },
@@ -46,6 +52,14 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
     async getJobById(id) {
       const job = jobs.get(id);
       return job ? copy(job) : null;
+    },
+    async listJobWorkflows(accountId, ids) {
+      const out = [];
+      for (const id of ids) {
+        const text = jobs.get(id)?.account_id === accountId ? workflows.get(id) : undefined;
+        if (text !== undefined) out.push({ id, workflow: JSON.parse(text) as Record<string, unknown> });
+      }
+      return out;
     },
 
     async transitionJob(id, from, to, patch = {}) {

@@ -1,10 +1,10 @@
 // The SQL JobStore's account listings (the cloud surface's job list, history
 // and queue): one account's jobs by status, retention and output kind, in the
-// query's order, a page at a time. The only job reads that look at assets
-// (an EXISTS on the job's outputs).
+// query's order, a page at a time, without their workflows. The only job
+// reads that look at assets (an EXISTS on the job's outputs).
 import { type Kysely, sql } from 'kysely';
 import type { AccountJobFilter, JobStore } from '../types.ts';
-import { toJob } from './rows.ts';
+import { JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
 import { type Database, toNumber } from './schema.ts';
 
 type JobListing = Pick<JobStore, 'listAccountJobs' | 'countAccountJobs'>;
@@ -33,7 +33,7 @@ export function createSqlJobListing(db: Kysely<Database>): JobListing {
     async listAccountJobs(accountId, q) {
       if (q.statuses.length === 0) return [];
       const order = q.order === 'asc' ? 'asc' : 'desc';
-      let query = accountJobs(accountId, q).selectAll('jobs');
+      let query = accountJobs(accountId, q).select(JOB_SUMMARY_COLUMNS.map((c) => `jobs.${c}` as const));
       if (q.sort === 'execution_time') {
         // Jobs without a duration last in both directions (the dialects disagree on where NULLs sort).
         query = query
@@ -45,7 +45,7 @@ export function createSqlJobListing(db: Kysely<Database>): JobListing {
         .limit(q.limit)
         .offset(q.offset ?? 0)
         .execute();
-      return rows.map(toJob);
+      return rows.map(toJobSummary);
     },
     async countAccountJobs(accountId, filter) {
       if (filter.statuses.length === 0) return 0;

@@ -14,10 +14,10 @@
 // and become visible in increasing order; the price, one serialised row per
 // submission, is small next to running a workflow.
 import type { Kysely, Updateable } from 'kysely';
-import type { JobRecord, JobStore } from '../types.ts';
+import type { JobStore, JobSummary } from '../types.ts';
 import { createSqlJobListing } from './job-listing.ts';
 import { type DirectReader, queryTemplate } from './query-template.ts';
-import { toJob } from './rows.ts';
+import { JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
 import { type Database, type JobsTable, toNumber } from './schema.ts';
 
 const JOB_SEQ = 'job_seq';
@@ -26,6 +26,8 @@ const EXPIRED = 'expired';
 const PROGRESS_STATUSES = ['running', 'canceling'];
 
 const json = (v: Record<string, unknown> | null) => (v === null ? null : JSON.stringify(v));
+/** Bound parameters per `IN` list of listJobWorkflows, well under every dialect's limit. */
+const IDS_PER_QUERY = 100;
 
 /** `direct`: runs the hot reads without kysely's executor when the dialect can (SQLite). */
 export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): JobStore {
@@ -34,7 +36,7 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
   const ownJob = queryTemplate(
     db,
     2,
-    (id: string, accountId: string) => db.selectFrom('jobs').selectAll().where('id', '=', id).where('account_id', '=', accountId),
+    (id: string, accountId: string) => db.selectFrom('jobs').select(JOB_SUMMARY_COLUMNS).where('id', '=', id).where('account_id', '=', accountId),
     direct,
   );
 
@@ -49,8 +51,9 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
           .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ value: eb('counters.value', '+', 1) })))
           .returning('value')
           .executeTakeFirstOrThrow();
-        const record: JobRecord = {
-          ...job,
+        const { workflow, ...fields } = job;
+        const record: JobSummary = {
+          ...fields,
           seq: toNumber(value),
           started_at: null,
           completed_at: null,
@@ -60,19 +63,36 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
         };
         await tx
           .insertInto('jobs')
-          .values({ ...record, workflow: JSON.stringify(job.workflow), progress: null, error: null })
+          .values({ ...record, workflow: JSON.stringify(workflow), progress: null, error: null })
           .execute();
-        // Parsed back, so the caller holds no alias of its own input, as with reads.
-        return { ...record, workflow: JSON.parse(JSON.stringify(job.workflow)) as Record<string, unknown> };
+        return record;
       });
     },
     async getJob(accountId, id) {
       const [row] = await ownJob(id, accountId);
-      return row ? toJob(row) : null;
+      return row ? toJobSummary(row) : null;
     },
     async getJobById(id) {
-      const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
-      return row ? toJob(row) : null;
+      const row = await db.selectFrom('jobs').select(JOB_SUMMARY_COLUMNS).where('id', '=', id).executeTakeFirst();
+      return row ? toJobSummary(row) : null;
+    },
+    async listJobWorkflows(accountId, ids) {
+      const found = new Map<string, string>();
+      for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
+        const rows = await db
+          .selectFrom('jobs')
+          .select(['id', 'workflow'])
+          .where('account_id', '=', accountId)
+          .where('id', 'in', ids.slice(i, i + IDS_PER_QUERY))
+          .execute();
+        for (const r of rows) found.set(r.id, r.workflow);
+      }
+      const out = [];
+      for (const id of ids) {
+        const text = found.get(id);
+        if (text !== undefined) out.push({ id, workflow: JSON.parse(text) as Record<string, unknown> });
+      }
+      return out;
     },
 
     async transitionJob(id, from, to, patch = {}) {
@@ -104,19 +124,19 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
     async listJobsByStatus(statuses, limit) {
       // `IN ()` is a syntax error on PostgreSQL, so an empty set never reaches SQL.
       if (statuses.length === 0) return [];
-      const rows = await db.selectFrom('jobs').selectAll().where('status', 'in', statuses).orderBy('seq').limit(limit).execute();
-      return rows.map(toJob);
+      const rows = await db.selectFrom('jobs').select(JOB_SUMMARY_COLUMNS).where('status', 'in', statuses).orderBy('seq').limit(limit).execute();
+      return rows.map(toJobSummary);
     },
     async listQueuedJobs(accountId, limit) {
       const rows = await db
         .selectFrom('jobs')
-        .selectAll()
+        .select(JOB_SUMMARY_COLUMNS)
         .where('account_id', '=', accountId)
         .where('status', '=', 'queued')
         .orderBy('seq')
         .limit(limit)
         .execute();
-      return rows.map(toJob);
+      return rows.map(toJobSummary);
     },
     async listAccountsWithQueuedJobs(limit) {
       const rows = await db

@@ -1,8 +1,8 @@
 // Row <-> record mapping for the SQL metadata store: int8 columns to numbers,
-// tags and job payloads from JSON, and the asset query that takes hash and
-// size from the blob.
+// tags and job payloads from JSON, the asset query that takes hash and size
+// from the blob, and the job columns every read but the workflow's takes.
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
-import type { AccountRecord, AssetRecord, BlobRecord, JobRecord } from '../types.ts';
+import type { AccountRecord, AssetRecord, BlobRecord, JobSummary } from '../types.ts';
 import { type Database, toNumber } from './schema.ts';
 
 /** Live means not expired at `now`; a null expiry never expires. */
@@ -47,9 +47,25 @@ export const toBlob = (r: Selectable<Database['blobs']>): BlobRecord => ({
 const nullableNumber = (v: number | string | bigint | null) => (v === null ? null : toNumber(v));
 const nullableJson = (v: string | null) => (v === null ? null : (JSON.parse(v) as Record<string, unknown>));
 
-export const toJob = (r: Selectable<Database['jobs']>): JobRecord => ({
+/** Every job column but the workflow, which only listJobWorkflows reads (it may weigh megabytes). */
+export const JOB_SUMMARY_COLUMNS = [
+  'id',
+  'account_id',
+  'status',
+  'seq',
+  'created_at',
+  'started_at',
+  'completed_at',
+  'expires_at',
+  'progress',
+  'error',
+  'attempts',
+] as const;
+
+type JobSummaryRow = Pick<Selectable<Database['jobs']>, (typeof JOB_SUMMARY_COLUMNS)[number]>;
+
+export const toJobSummary = (r: JobSummaryRow): JobSummary => ({
   ...r,
-  workflow: JSON.parse(r.workflow) as Record<string, unknown>,
   seq: toNumber(r.seq),
   created_at: toNumber(r.created_at),
   started_at: nullableNumber(r.started_at),

@@ -9,7 +9,7 @@ import { createScheduler, type Scheduler, type SchedulerOptions } from '../../co
 import { createTierLimits, DEFAULT_TIER_LIMITS } from '../../core/jobs/tiers.ts';
 import type { Logger } from '../../core/types.ts';
 import { createMemoryStorage } from '../../storage/memory/index.ts';
-import type { JobRecord, MetadataStore } from '../../storage/types.ts';
+import type { JobSummary, MetadataStore } from '../../storage/types.ts';
 
 interface Deferred {
   resolve(): void;
@@ -19,9 +19,9 @@ interface Deferred {
 /** A store, a scheduler over it, and runs that last until `finish(id)`. */
 function harness(options: Partial<SchedulerOptions> & { store?: MetadataStore } = {}) {
   const store = options.store ?? createMemoryStorage().metadata;
-  const started: JobRecord[] = [];
+  const started: JobSummary[] = [];
   const pending = new Map<string, Deferred>();
-  const run = async (job: JobRecord) => {
+  const run = async (job: JobSummary) => {
     started.push(job);
     await new Promise<void>((resolve, reject) => pending.set(job.id, { resolve, reject }));
     await store.transitionJob(job.id, 'running', 'succeeded', { completed_at: 1 });

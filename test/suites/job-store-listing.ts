@@ -67,7 +67,7 @@ export function jobListingCases(getStore: () => JobStoreWithOutputs): void {
       expect(ids(await store.listAccountJobs('acc2', { statuses: ALL, limit: 10 }))).toEqual(['x1']);
       expect(await store.listAccountJobs('acc1', { statuses: [], limit: 10 })).toEqual([]);
       expect(await store.listAccountJobs('nobody', { statuses: ALL, limit: 10 })).toEqual([]);
-      // Whole records, as getJob returns them.
+      // The rows getJob returns (no workflow: listJobWorkflows reads that).
       const [c1] = await store.listAccountJobs('acc1', { statuses: ['canceled'], limit: 1 });
       expect(c1).toEqual(await store.getJob('acc1', 'c1'));
     });

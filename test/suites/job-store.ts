@@ -40,10 +40,12 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
 
     it('createJob fills the defaults and hands out increasing seqs', async () => {
       const [a, b, c] = await createAll(job('j1'), job('j2', { account_id: 'acc2' }), job('j3'));
-      expect(a).toEqual({ ...job('j1'), seq: expect.any(Number), started_at: null, completed_at: null, progress: null, error: null, attempts: 0 });
+      const { workflow, ...fields } = job('j1');
+      expect(a).toEqual({ ...fields, seq: expect.any(Number), started_at: null, completed_at: null, progress: null, error: null, attempts: 0 });
       expect(b!.seq).toBeGreaterThan(a!.seq);
       expect(c!.seq).toBeGreaterThan(b!.seq);
       expect(await store.getJobById('j1')).toEqual(a);
+      expect(await store.listJobWorkflows('acc1', ['j1'])).toEqual([{ id: 'j1', workflow }]);
     });
 
     it('concurrent creates get distinct seqs; a rejected duplicate id changes nothing', async () => {
@@ -64,23 +66,63 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
       expect(await store.getJobById('missing')).toBeNull();
     });
 
+    it("listJobWorkflows: the workflows of the account's jobs named, in the order asked, others left out", async () => {
+      const wf = (n: number) => ({ '1': { class_type: 'Show', inputs: { value: n } } });
+      await createAll(job('j1', { workflow: wf(1) }), job('j2', { workflow: wf(2) }), job('x1', { account_id: 'acc2', workflow: wf(3) }));
+      expect(await store.listJobWorkflows('acc1', ['j2', 'missing', 'x1', 'j1'])).toEqual([
+        { id: 'j2', workflow: wf(2) },
+        { id: 'j1', workflow: wf(1) },
+      ]);
+      expect(await store.listJobWorkflows('acc2', ['x1', 'j1'])).toEqual([{ id: 'x1', workflow: wf(3) }]);
+      expect(await store.listJobWorkflows('acc1', [])).toEqual([]);
+      // More ids than one statement binds at once.
+      const many = Array.from({ length: 250 }, (_, i) => job(`m${i}`, { workflow: wf(i) }));
+      await createAll(...many);
+      const read = await store.listJobWorkflows('acc1', many.map((j) => j.id).reverse());
+      expect(read.map((w) => w.id)).toEqual(many.map((j) => j.id).reverse());
+      expect(read[0]!.workflow).toEqual(wf(249));
+    });
+
+    it('no read but listJobWorkflows carries the workflow', async () => {
+      await createAll(job('q1'), job('r1'), job('s1'));
+      await store.transitionJob('r1', 'queued', 'running');
+      await store.transitionJob('s1', 'queued', 'running');
+      await store.transitionJob('s1', 'running', 'succeeded');
+      const ALL = ['queued', 'running', 'succeeded'];
+      const reads = [
+        [await store.createJob(job('c1'))],
+        [await store.getJob('acc1', 'q1')],
+        [await store.getJobById('r1')],
+        await store.listJobsByStatus(ALL, 10),
+        await store.listQueuedJobs('acc1', 10),
+        await store.listAccountJobs('acc1', { statuses: ALL, limit: 10 }),
+        await store.listAccountJobs('acc1', { statuses: ALL, sort: 'execution_time', limit: 10 }),
+      ];
+      for (const rows of reads) {
+        expect(rows.length).toBeGreaterThan(0);
+        for (const row of rows) expect(row).not.toHaveProperty('workflow');
+      }
+    });
+
     it('JSON columns round-trip and stored records do not alias caller objects', async () => {
       const workflow = {
         '3': { class_type: 'KSampler', inputs: { seed: 2 ** 40, cfg: 7.5, denoise: 1, model: ['4', 0], tag: 'ünïcødé ✓', extra: null, on: true } },
       };
       const progress = { node: '3', value: 5, max: 20, nested: { list: [1, 'two', null] } };
       const error = { type: 'execution_error', message: 'boom', details: { node_id: '3', traceback: ['a', 'b'] } };
-      const created = await store.createJob(job('j1', { workflow }));
-      expect(created.workflow).toEqual(workflow);
-      (created.workflow['3'] as Record<string, unknown>).class_type = 'mutated';
+      await store.createJob(job('j1', { workflow }));
+      const [first] = await store.listJobWorkflows('acc1', ['j1']);
+      expect(first!.workflow).toEqual(workflow);
+      (first!.workflow['3'] as Record<string, unknown>).class_type = 'mutated';
       workflow['3'].class_type = 'mutated too';
       await store.transitionJob('j1', 'queued', 'running', { started_at: T0 + 1 });
       await store.saveProgress('j1', progress);
       progress.value = 99;
       await store.transitionJob('j1', 'running', 'failed', { completed_at: T0 + 2, error });
       const read = await store.getJobById('j1');
-      expect((read!.workflow['3'] as Record<string, unknown>).class_type).toBe('KSampler');
-      expect(read!.workflow).toEqual({ '3': { ...workflow['3'], class_type: 'KSampler' } });
+      const [again] = await store.listJobWorkflows('acc1', ['j1']);
+      expect((again!.workflow['3'] as Record<string, unknown>).class_type).toBe('KSampler');
+      expect(again!.workflow).toEqual({ '3': { ...workflow['3'], class_type: 'KSampler' } });
       expect(read!.progress).toEqual({ ...progress, value: 5 });
       expect(read!.error).toEqual(error);
       read!.error!.message = 'changed by reader';
