@@ -148,8 +148,12 @@ async function untilComputing(sse: SseReader): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 500));
 }
 
+let canceled = 0;
+
+/** Milliseconds from sending each cancel to the job's last status; `canceled` counts those that ended canceled. */
 async function cancelTimes(server: Server): Promise<number[]> {
   const times: number[] = [];
+  canceled = 0;
   for (let i = 0; i < CANCELS; i++) {
     const id = await submit(server, 'key-heavy', heavyWorkflow());
     const events = await server.call('key-heavy', `/api/v2/jobs/${id}/events`, { headers: { accept: 'text/event-stream' } });
@@ -161,7 +165,8 @@ async function cancelTimes(server: Server): Promise<number[]> {
       const event = await sse.nextEvent(120_000);
       if (!event) throw new Error('the stream ended without a status');
       if (event.event === 'status' && ['canceled', 'succeeded', 'failed'].includes(event.json.status)) {
-        if (event.json.status !== 'canceled') throw new Error(`the job ended ${event.json.status}, not canceled`);
+        // With the engine on the serving thread, the cancel may only be read once the job has finished.
+        if (event.json.status === 'canceled') canceled++;
         break;
       }
     }
@@ -174,10 +179,12 @@ interface Figures {
   quiet: number[];
   loaded: number[];
   delayP99: number;
+  delayMax: number;
   peakRss: number;
   rssBefore: number;
   heavyStatus: string;
   cancels: number[];
+  canceled: number;
   resets: number;
 }
 
@@ -222,7 +229,18 @@ async function measure(threads: boolean): Promise<Figures> {
     await watcher;
     clearInterval(sampler);
     const cancels = await cancelTimes(server);
-    return { quiet, loaded, delayP99: delay.percentile(99) / 1e6, peakRss, rssBefore, heavyStatus, cancels, resets };
+    return {
+      quiet,
+      loaded,
+      delayP99: delay.percentile(99) / 1e6,
+      delayMax: delay.max / 1e6,
+      peakRss,
+      rssBefore,
+      heavyStatus,
+      cancels,
+      canceled,
+      resets,
+    };
   } finally {
     await server.close();
   }
@@ -246,12 +264,19 @@ row('poller p99, heavy job running', ms(quantile(threaded.loaded, 0.99)), ms(qua
 const ratio = (f: Figures) => quantile(f.loaded, 0.99) / quantile(f.quiet, 0.99);
 row('p99 ratio (running / none)', ratio(threaded).toFixed(2), ratio(inline).toFixed(2), `< 3  ${verdict(ratio(threaded) < 3)}`);
 row('requests answered while it ran', String(threaded.loaded.length), String(inline.loaded.length), '');
+row('event-loop delay, longest', ms(threaded.delayMax), ms(inline.delayMax), '');
 row('connections reset (ECONNRESET)', String(threaded.resets), String(inline.resets), '');
 row('event-loop delay p99', ms(threaded.delayP99), ms(inline.delayP99), `< 20 ms  ${verdict(threaded.delayP99 < 20)}`);
 const worstCancel = (f: Figures) => Math.max(...f.cancels);
-row(`cancel -> canceled, median of ${CANCELS}`, ms(quantile(threaded.cancels, 0.5)), ms(quantile(inline.cancels, 0.5)), '');
 row(
-  `cancel -> canceled, worst of ${CANCELS}`,
+  `cancels that ended canceled`,
+  `${threaded.canceled} of ${CANCELS}`,
+  `${inline.canceled} of ${CANCELS}`,
+  `${CANCELS} of ${CANCELS}  ${verdict(threaded.canceled === CANCELS)}`,
+);
+row(`cancel -> job's end, median of ${CANCELS}`, ms(quantile(threaded.cancels, 0.5)), ms(quantile(inline.cancels, 0.5)), '');
+row(
+  `cancel -> job's end, worst of ${CANCELS}`,
   ms(worstCancel(threaded)),
   ms(worstCancel(inline)),
   `< 250 ms  ${verdict(worstCancel(threaded) < 250)}`,
