@@ -1,6 +1,7 @@
 // IHDR: what the spec allows per colour type and bit depth, the dimension
-// limits that stop decompression bombs before any inflating, and the layout
-// of the (possibly Adam7-interlaced) scanlines the image data must contain.
+// and memory limits that stop decompression bombs before any inflating, and
+// the layout of the (possibly Adam7-interlaced) scanlines the image data must
+// contain.
 import { PngError } from './chunks.ts';
 
 export interface PngHeader {
@@ -16,9 +17,17 @@ export interface PngLimits {
   maxSide?: number;
   /** Largest width * height accepted (default 64 megapixels). */
   maxPixels?: number;
+  /**
+   * Most bytes the decode may hold at once (decodeBytes: the inflated
+   * scanlines and the decoded pixels, Float32 or for decodePngRgba8 bytes),
+   * checked before anything is inflated
+   * (default: no bound beyond the size limits). A 16-bit image of the largest
+   * size compresses to a few hundred kilobytes and decodes to gigabytes.
+   */
+  maxBytes?: number;
 }
 
-export const DEFAULT_LIMITS: Required<PngLimits> = { maxSide: 16384, maxPixels: 64 * 1024 * 1024 };
+export const DEFAULT_LIMITS: Required<PngLimits> = { maxSide: 16384, maxPixels: 64 * 1024 * 1024, maxBytes: Infinity };
 
 const DEPTHS: Record<number, number[]> = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
 export const SAMPLES_PER_PIXEL: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
@@ -92,4 +101,9 @@ export function rowBytes(h: PngHeader, width: number): number {
 /** Exactly how many bytes the inflated image data must have. */
 export function rawSize(h: PngHeader): number {
   return passesOf(h).reduce((n, p) => n + p.height * (1 + rowBytes(h, p.width)), 0);
+}
+
+/** What decoding holds at its peak: the inflated scanlines and `samples` values per pixel (Float32 by default), alive together. */
+export function decodeBytes(h: PngHeader, samples: number, bytesPerSample = 4): number {
+  return rawSize(h) + h.width * h.height * samples * bytesPerSample;
 }
