@@ -1,7 +1,8 @@
 // The package's main entry: the core's API, with createService choosing the
 // defaults in this one place: the in-process engine with the built-in nodes,
 // the local music synthesizer and the local video renderer, all following
-// the operator's outbound policy. Pass `engine` or `providers` to replace them.
+// the operator's outbound policy (and the engine its memory budget). Pass
+// `engine` or `providers` to replace them.
 import { outboundPolicy } from './core/config.ts';
 import { createService as createCoreService } from './core/service.ts';
 import type { Service, ServiceOptions } from './core/types.ts';
@@ -15,7 +16,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const policy = outboundPolicy(options);
   return createCoreService({
     ...options,
-    engine: options.engine ?? createLocalEngine({ settings: { allowPrivateUrls: policy.allowPrivate, resolveHost: policy.resolveHost } }),
+    engine:
+      options.engine ??
+      createLocalEngine({
+        settings: { allowPrivateUrls: policy.allowPrivate, resolveHost: policy.resolveHost },
+        maxJobMemoryBytes: options.maxJobMemoryBytes,
+      }),
     providers: {
       music: options.providers?.music ?? createLocalMusicProvider(),
       video: options.providers?.video ?? createLocalVideoProvider({ policy }),

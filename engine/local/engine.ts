@@ -1,13 +1,16 @@
 // The in-process engine: validates, plans, and runs a workflow's nodes one
-// after another, serving from a cross-job LRU cache what an identical
-// subgraph already computed, and reporting through the job's context.
+// after another within the job's memory budget, serving from a cross-job LRU
+// cache what an identical subgraph already computed, and reporting through
+// the job's context.
 // Lists: a node runs once with its inputs as given; the reference's per-index
 // runs (INPUT_IS_LIST / OUTPUT_IS_LIST) are not implemented yet.
 // Nodes must treat their inputs as read-only: cached values are shared.
-import { type Engine, type EngineJob, type ExecutionContext, ExecutionError } from '../types.ts';
+import { type Engine, type EngineJob, type ExecutionContext, ExecutionError, type Workflow } from '../types.ts';
 import { validateWorkflow } from '../validate-workflow.ts';
 import type { LocalNode, NodeResult } from './define-node.ts';
 import { createLruCache } from './lru-cache.ts';
+import { admitNode, DEFAULT_MAX_JOB_MEMORY_BYTES } from './memory-budget.ts';
+import { checkMemory } from './memory-check.ts';
 import { builtinNodes } from './nodes/index.ts';
 import { DependencyCycleError, type PlannedNode, planExecution } from './plan.ts';
 import { createRegistry } from './registry.ts';
@@ -20,16 +23,27 @@ export interface LocalEngineOptions {
   settings?: Record<string, unknown>;
   /** Node results kept across jobs; default 256, 0 turns the cache off. */
   cacheSize?: number;
+  /**
+   * Bytes one job's node results may hold (images as Float32, every result
+   * alive until the job ends), plus what the running node needs besides.
+   * Workflows whose declared sizes cannot fit are refused at validation; a
+   * node over budget at run time fails the job with OOMError before it
+   * allocates. Default 1 GiB.
+   */
+  maxJobMemoryBytes?: number;
 }
 
 export function createLocalEngine(opts: LocalEngineOptions = {}): Engine {
   const registry = createRegistry(opts.nodes ?? builtinNodes);
   const settings = Object.freeze({ ...opts.settings });
   const cache = createLruCache<NodeResult>(opts.cacheSize ?? 256);
+  const maxJobMemoryBytes = opts.maxJobMemoryBytes ?? DEFAULT_MAX_JOB_MEMORY_BYTES;
+  const validate = (workflow: unknown) =>
+    checkMemory(workflow as Workflow, registry, validateWorkflow(workflow, registry.definitionOf), maxJobMemoryBytes);
 
   async function execute(job: EngineJob, ctx: ExecutionContext): Promise<void> {
     throwIfAborted(ctx.signal);
-    const checked = validateWorkflow(job.workflow, registry.definitionOf);
+    const checked = validate(job.workflow);
     if (!checked.ok) {
       const { message, details } = checked.error;
       throw new ExecutionError(details ? `${message}: ${details}` : message, 'ValidationError');
@@ -63,7 +77,8 @@ export function createLocalEngine(opts: LocalEngineOptions = {}): Engine {
         for (const [name, input] of Object.entries(p.inputs)) {
           inputs[name] = 'link' in input ? results.get(byId.get(input.link[0])!.cache_key)!.outputs[input.link[1]] : input.value;
         }
-        result = await runNode(p, inputs, ctx, settings);
+        const maxBytes = admitNode(p, inputs, results, maxJobMemoryBytes);
+        result = await runNode(p, inputs, ctx, settings, maxBytes);
         results.set(p.cache_key, result);
         if (acrossJobs(p)) cache.set(p.cache_key, result);
       } else if (!cached.includes(p.id)) {
@@ -78,7 +93,7 @@ export function createLocalEngine(opts: LocalEngineOptions = {}): Engine {
     name: 'local',
     readiness: () => ({ state: 'ready' }),
     nodeDefinitions: async () => registry.definitions(),
-    validate: async (workflow) => validateWorkflow(workflow, registry.definitionOf),
+    validate: async (workflow) => validate(workflow),
     execute,
     close: async () => cache.clear(),
   };
