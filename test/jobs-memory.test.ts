@@ -129,5 +129,12 @@ describe.each(MODES)('job memory budget (%s)', (mode) => {
     const r = await postForm(f.alice, '/api/upload/mask', uploadForm({ bytes: makePng(4, 4, 4, () => [0, 0, 0, 9]) }, { original_ref: ref }));
     expect(r.res.status).toBe(400);
     expect(r.body.details).toMatchObject({ field: 'original_ref', reason: 'too large', max_bytes: 100_000 });
+    // A mask too large to decode within the bound is the `image` field's fault.
+    const { name: small } = await uploadImageOk(f.alice, { bytes: makePng(8, 8, 3, () => [1, 2, 3]) });
+    const big = makePng(128, 128, 4, () => [0, 0, 0, 9]);
+    const ref2 = JSON.stringify({ filename: small, subfolder: '', type: 'input' });
+    const m = await postForm(f.alice, '/api/upload/mask', uploadForm({ bytes: big }, { original_ref: ref2 }));
+    expect(m.res.status).toBe(400);
+    expect(m.body.details).toMatchObject({ field: 'image', reason: 'too large', width: 128, height: 128, max_bytes: 100_000 });
   });
 });

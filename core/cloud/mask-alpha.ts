@@ -11,7 +11,7 @@
 // anything is inflated, when it would not fit beside the buffers alive with
 // it. A 16-bit PNG of the largest size is a few hundred kilobytes and
 // decodes to gigabytes.
-import { decodePngRgba8, encodePng, PngError, PngMemoryError } from '../../lib/png/index.ts';
+import { decodeBytes, decodePngRgba8, encodePng, PngError, PngMemoryError, readPngHeader } from '../../lib/png/index.ts';
 import { imageSizeProblem, pngSize } from './sniff.ts';
 
 /** An image the bound does not allow: its size, what masking would need (at least) and the bound. */
@@ -34,10 +34,10 @@ export class MaskInputError extends Error {
   }
 }
 
-/** Decodes within `maxBytes` in all, `besides` of them taken by buffers alive beside the decode's. */
-function decode(bytes: Uint8Array, which: 'mask' | 'original', maxBytes: number, besides: number) {
+/** Runs a step of reading an image, turning codec failures into MaskInputError. */
+function reading<T>(which: 'mask' | 'original', besides: number, maxBytes: number, step: () => T): T {
   try {
-    return decodePngRgba8(bytes, { maxBytes: maxBytes - besides });
+    return step();
   } catch (err) {
     if (err instanceof PngMemoryError) {
       const tooLarge = { width: err.width, height: err.height, bytes: err.bytes + besides, maxBytes };
@@ -47,6 +47,10 @@ function decode(bytes: Uint8Array, which: 'mask' | 'original', maxBytes: number,
     throw err;
   }
 }
+
+/** Decodes within `maxBytes` in all, `besides` of them taken by buffers alive beside the decode's. */
+const decode = (bytes: Uint8Array, which: 'mask' | 'original', maxBytes: number, besides: number) =>
+  reading(which, besides, maxBytes, () => decodePngRgba8(bytes, { maxBytes: maxBytes - besides }));
 
 const tooLargeMessage = (t: TooLarge) =>
   `the image is ${t.width}x${t.height} and masking it needs ${t.bytes} bytes of memory, more than the ${t.maxBytes} allowed`;
@@ -79,8 +83,11 @@ export function applyMaskAlpha(originalPng: Uint8Array, maskPng: Uint8Array, max
   const pixels = size.width * size.height;
   // Alive beside the original's RGBA bytes: the alpha bytes and the encoder's filtered rows (the compressed result aside).
   const besides = pixels + (4 * pixels + size.height);
-  if (besides > maxBytes) {
-    const tooLarge = { ...size, bytes: besides, maxBytes };
+  // From the original's header, before anything is allocated; its decode checks again.
+  const header = reading('original', besides, maxBytes, () => readPngHeader(originalPng));
+  const bytes = decodeBytes(header, 4, 1) + besides;
+  if (bytes > maxBytes) {
+    const tooLarge = { ...size, bytes, maxBytes };
     throw new MaskInputError('original', tooLargeMessage(tooLarge), tooLarge);
   }
   // The mask first: only one image's pixels are alive at a time.

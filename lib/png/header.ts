@@ -2,7 +2,7 @@
 // and memory limits that stop decompression bombs before any inflating, and
 // the layout of the (possibly Adam7-interlaced) scanlines the image data must
 // contain.
-import { PngError } from './chunks.ts';
+import { PngError, readChunks } from './chunks.ts';
 
 export interface PngHeader {
   width: number;
@@ -52,6 +52,13 @@ export function parseHeader(data: Uint8Array, limits: PngLimits = {}): PngHeader
   if (filter !== 0) throw new PngError(`PNG filter method ${filter} is unsupported`);
   if (interlace > 1) throw new PngError(`PNG interlace method ${interlace} is unsupported`);
   return { width, height, bitDepth, colorType, interlaced: interlace === 1 };
+}
+
+/** A PNG file's header, checked as the decoder checks it, without reading past IHDR. */
+export function readPngHeader(bytes: Uint8Array, limits: PngLimits = {}): PngHeader {
+  const first = readChunks(bytes).next();
+  if (first.done || first.value.type !== 'IHDR') throw new PngError('PNG must start with IHDR');
+  return parseHeader(first.value.data, limits);
 }
 
 /** One reduced image: pixels (x0 + i*dx, y0 + j*dy) of the full image. */

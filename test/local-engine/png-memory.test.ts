@@ -6,7 +6,7 @@
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { pngToImageBatch } from '../../lib/image/png-batch.ts';
-import { decodePng, decodePngRgba8, PngError, PngMemoryError } from '../../lib/png/index.ts';
+import { decodeBytes, decodePng, decodePngRgba8, PngError, PngMemoryError, readPngHeader } from '../../lib/png/index.ts';
 import { blankPng, HUGE_16BIT, pngOf } from '../helpers/blank-png.ts';
 import { buildPng, chunk, type Fixture, randomSamples, SPP } from './png-fixtures.ts';
 
@@ -43,6 +43,11 @@ describe('PNG decoding within maxBytes', () => {
     expect(refusal(() => decodePng(pngOf(HUGE_16BIT, [garbage, chunk('IEND', new Uint8Array(0))]), { maxBytes: GiB })).message).toMatch(
       /^PNG is 16384x4096: decoding it needs/,
     );
+    // What the header alone says, as callers can ask before decoding anything.
+    expect(decodeBytes(readPngHeader(pngOf(HUGE_16BIT, [])), 4)).toBe(HUGE_DECODE_BYTES);
+    expect(() =>
+      readPngHeader(new Uint8Array(Buffer.concat([Buffer.from(pngOf(HUGE_16BIT, [])).subarray(0, 8), chunk('IEND', new Uint8Array(0))]))),
+    ).toThrow(/must start with IHDR/);
     // A file cut right after IHDR: refused before the reader finds it truncated.
     expect(() => decodePng(pngOf(HUGE_16BIT, []))).toThrow(/truncated/);
     expect(refusal(() => decodePng(pngOf(HUGE_16BIT, []), { maxBytes: GiB })).bytes).toBe(HUGE_DECODE_BYTES);
