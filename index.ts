@@ -1,8 +1,9 @@
 // The package's main entry: the core's API, with createService choosing the
 // defaults in this one place: the in-process engine with the built-in nodes
-// (on worker threads where the runtime has them), the local music
-// synthesizer and the local video renderer, all following the operator's
-// outbound policy. Pass `engine` or `providers` to replace them.
+// (on worker threads where the runtime has them, within the job memory
+// budget), the local music synthesizer and the local video renderer, all
+// following the operator's outbound policy. Pass `engine` or `providers` to
+// replace them.
 import { outboundPolicy } from './core/config.ts';
 import { createService as createCoreService } from './core/service.ts';
 import type { Service, ServiceOptions } from './core/types.ts';
@@ -27,6 +28,7 @@ export async function createService(options: DefaultServiceOptions): Promise<Ser
       threads: await defaultThreads(),
       ...options.localEngine,
       settings: { allowPrivateUrls: policy.allowPrivate, resolveHost: policy.resolveHost },
+      maxJobMemoryBytes: options.maxJobMemoryBytes,
     });
   return createCoreService({
     ...options,

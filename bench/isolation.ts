@@ -71,6 +71,7 @@ async function start(threads: boolean): Promise<Server> {
     accounts,
     logger: silentLogger,
     sweepIntervalMs: 0,
+    maxJobMemoryBytes: BUDGET,
     localEngine: { cacheBytes: CACHE, ...(threads ? {} : { threads: false }) },
   });
   const server = await serve(service, { host: '127.0.0.1', port: 0 });

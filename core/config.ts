@@ -7,6 +7,7 @@ import type { ServiceOptions } from './types.ts';
 export const DEFAULT_MAX_UPLOAD_BYTES = 110 * 1024 * 1024;
 const DEFAULT_JOB_RETENTION_SECONDS = 7 * 24 * 3600;
 const DEFAULT_MAX_WORKFLOW_BYTES = 8 * 1024 * 1024;
+const DEFAULT_MAX_JOB_MEMORY_BYTES = 1024 ** 3;
 export const DEFAULT_MUSIC_CONCURRENCY = 2;
 
 /** Deliveries to a video task's callback_url. */
@@ -35,6 +36,8 @@ export interface ServiceConfig {
   jobRetentionMs: number;
   maxWorkflowBytes: number;
   maxWorkflowNodes: number;
+  /** Memory one job may take; /upload/mask decodes within it too. */
+  maxJobMemoryBytes: number;
   maxQueuedPerAccount: number;
   maxEventStreams: number;
   sseKeepaliveMs: number;
@@ -67,6 +70,7 @@ export function resolveConfig(options: ServiceOptions): ServiceConfig {
     jobRetentionMs: (options.jobRetentionSeconds ?? DEFAULT_JOB_RETENTION_SECONDS) * 1000,
     maxWorkflowBytes: options.maxWorkflowBytes ?? DEFAULT_MAX_WORKFLOW_BYTES,
     maxWorkflowNodes: options.maxWorkflowNodes ?? 10_000,
+    maxJobMemoryBytes: options.maxJobMemoryBytes ?? DEFAULT_MAX_JOB_MEMORY_BYTES,
     maxQueuedPerAccount: options.maxQueuedPerAccount ?? 100,
     maxEventStreams: options.maxEventStreams ?? 16,
     sseKeepaliveMs: options.sseKeepaliveMs ?? 15_000,

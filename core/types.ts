@@ -119,6 +119,13 @@ export interface ServiceOptions {
   maxWorkflowBytes?: number;
   /** Most nodes one workflow may have (a larger one is refused as invalid_workflow). Default 10000. */
   maxWorkflowNodes?: number;
+  /**
+   * Memory one job may take, bytes: the built-in engine refuses a workflow
+   * whose declared sizes cannot fit (invalid_workflow, memory_budget_exceeded)
+   * and fails a job with OOMError before a node would go over; /upload/mask
+   * refuses an image whose decoding would (400). Default 1 GiB.
+   */
+  maxJobMemoryBytes?: number;
   /** Queued jobs one account may have before its submissions get 429 `queue_full`. Default 100. */
   maxQueuedPerAccount?: number;
   /** Open event streams per account before 429 `too_many_streams`. Default 16. */

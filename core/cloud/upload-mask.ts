@@ -4,8 +4,11 @@
 // (ignored) and `overwrite` (no effect). The original's pixels get the mask's
 // alpha channel (mask-alpha.ts) and the PNG is stored as a new file of the
 // caller, answered as `{name, subfolder: '', type, metadata}`. A bad
-// original_ref or an undecodable image is a 400, an original the caller does
-// not have a 404, a body beyond the upload limit a 413.
+// original_ref or an undecodable image is a 400, and so is an image whose
+// decoding would take more memory than maxJobMemoryBytes (found from its
+// header, before anything is inflated), as the contract answers images
+// beyond its size limits; an original the caller does not have is a 404, a
+// body beyond the upload limit a 413.
 
 import { concatBytes } from '../../lib/bytes.ts';
 import { isRecord } from '../../lib/is-record.ts';
@@ -89,10 +92,16 @@ export async function uploadMask(request: Request, ctx: ServiceContext): Promise
   const [original, bytes] = await originalBytes(ctx, account, name);
   let png: Uint8Array;
   try {
-    png = applyMaskAlpha(bytes, form.file);
+    png = applyMaskAlpha(bytes, form.file, ctx.config.maxJobMemoryBytes);
   } catch (err) {
     if (!(err instanceof MaskInputError)) throw err;
     const field = err.which === 'mask' ? 'image' : 'original_ref';
+    if (err.tooLarge) {
+      const { width, height, bytes: bytes_needed, maxBytes: max_bytes } = err.tooLarge;
+      const whose = err.which === 'mask' ? 'the mask' : 'the original';
+      const message = `${field}: ${whose} is ${width}x${height} and masking it needs ${bytes_needed} bytes of memory; this service allows ${max_bytes}`;
+      throw invalid(message, field, 'too large', { width, height, bytes_needed, max_bytes });
+    }
     const what = err.which === 'mask' ? 'the mask is not a valid PNG image' : 'the original is not a usable PNG image';
     throw invalid(`${field}: ${what}: ${err.message}`, field, 'bad image');
   }

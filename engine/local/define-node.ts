@@ -1,6 +1,7 @@
 // How a node of the local engine is declared: typed inputs and outputs in the
 // reference's terms (so object_info and validation come from one place), an
-// output-node flag, and a run function. Web APIs only, like the core.
+// output-node flag, a run function, and what it will allocate (for the job's
+// memory budget). Web APIs only, like the core.
 import type { ExecutionContext, InputSpec, NewOutput, NodeDefinition, OutputAsset, PartnerServices } from '../types.ts';
 
 /** What a running node may do besides computing its outputs. */
@@ -18,6 +19,28 @@ export interface NodeRunContext {
   readonly settings: Readonly<Record<string, unknown>>;
   /** For partner nodes: the account, credits and providers of the service running the job. */
   readonly partner?: PartnerServices;
+  /**
+   * Bytes the node may allocate beyond its memory estimate: what is left of
+   * the job's memory budget. A node whose sizes are known only as it runs
+   * (LoadImage decoding a file) checks them against this before allocating.
+   * Absent: no bound.
+   */
+  readonly maxBytes?: number;
+}
+
+/** What a node will allocate, worked out from its inputs before it runs (memory-budget.ts, memory-check.ts). */
+export interface MemoryEstimate {
+  /** Bytes of the outputs it makes; they stay alive until the job ends. */
+  bytes: number;
+  /** Bytes it needs besides, only while it runs (working buffers). */
+  scratch?: number;
+  /** The input that sets the size, named when the estimate does not fit. */
+  input?: string;
+  /**
+   * Its outputs as far as they are known ahead (the shape of an IMAGE, a
+   * primitive's value), for the nodes downstream; undefined where not known.
+   */
+  outputs?: unknown[];
 }
 
 /** What run() returns: one value per declared output, and the "ui" dict history shows. */
@@ -49,12 +72,22 @@ export interface NodeSpec {
    */
   cacheable?: boolean;
   run(inputs: Record<string, unknown>, ctx: NodeRunContext): Promise<NodeResult> | NodeResult;
+  /**
+   * What run() will allocate, from the same inputs: at validation, constants
+   * and the upstream estimates' `outputs` (undefined where not known ahead);
+   * at run time the real values. An input not known may count as its
+   * smallest (the estimate is then a lower bound, so a refusal is certain);
+   * null when nothing can be said. Absent: the node allocates little, or
+   * bounds itself (NodeRunContext.maxBytes).
+   */
+  memory?(inputs: Record<string, unknown>): MemoryEstimate | null;
 }
 
 export interface LocalNode {
   definition: NodeDefinition;
   cacheable: boolean;
   run: NodeSpec['run'];
+  memory?: NodeSpec['memory'];
 }
 
 export function defineNode(spec: NodeSpec): LocalNode {
@@ -79,5 +112,6 @@ export function defineNode(spec: NodeSpec): LocalNode {
     },
     cacheable: spec.cacheable ?? true,
     run: spec.run,
+    ...(spec.memory ? { memory: spec.memory } : {}),
   };
 }

@@ -6,12 +6,12 @@
 // stops a job inside a long node; otherwise (or with `threads: false`) they
 // run on the calling thread, stopping between nodes and steps.
 import type { Engine, EngineJob, ExecutionContext } from '../types.ts';
-import { validateWorkflow } from '../validate-workflow.ts';
 import type { LocalNode } from './define-node.ts';
+import { DEFAULT_MAX_JOB_MEMORY_BYTES } from './memory-budget.ts';
 import { builtinNodes } from './nodes/index.ts';
 import { createRegistry } from './registry.ts';
 import { createResultCache } from './result-cache.ts';
-import { runJob } from './run-job.ts';
+import { runJob, validateLocal } from './run-job.ts';
 import { createThreadPool, type ThreadPool } from './thread/pool.ts';
 import type { ThreadSpawner } from './thread/protocol.ts';
 import { webWorkerSpawner } from './thread/web.ts';
@@ -33,7 +33,13 @@ export interface LocalEngineOptions {
   cacheSize?: number;
   /** Bytes those results may hold, all threads together; default 256 MiB. */
   cacheBytes?: number;
-  /** One job's memory: each worker thread's heap limit. Default 1 GiB. */
+  /**
+   * Bytes one job's node results may hold (images as Float32, every result
+   * alive until the job ends), plus what the running node needs besides.
+   * Workflows whose declared sizes cannot fit are refused at validation; a
+   * node over budget at run time fails the job with OOMError before it
+   * allocates; on Node it is also each worker thread's heap limit. Default 1 GiB.
+   */
   maxJobMemoryBytes?: number;
   /**
    * How worker threads start: the Node adapter's nodeThreadSpawner() on
@@ -49,19 +55,20 @@ export function createLocalEngine(opts: LocalEngineOptions = {}): Engine {
   const registry = createRegistry(opts.nodes ?? builtinNodes);
   const settings = Object.freeze({ ...opts.settings });
   const limits = { entries: opts.cacheSize ?? 256, bytes: opts.cacheBytes ?? 256 * MiB };
-  const pool = threadPool(opts, registry, settings, limits);
+  const maxJobMemoryBytes = opts.maxJobMemoryBytes ?? DEFAULT_MAX_JOB_MEMORY_BYTES;
+  const pool = threadPool(opts, registry, settings, limits, maxJobMemoryBytes);
   const cache = pool ? null : createResultCache(limits);
 
   async function execute(job: EngineJob, ctx: ExecutionContext): Promise<void> {
     if (pool) return pool.run(job, ctx);
-    return runJob(job, ctx, { registry, settings, cache });
+    return runJob(job, ctx, { registry, settings, cache, maxJobMemoryBytes });
   }
 
   return {
     name: 'local',
     readiness: () => ({ state: 'ready' }),
     nodeDefinitions: async () => registry.definitions(),
-    validate: async (workflow) => validateWorkflow(workflow, registry.definitionOf),
+    validate: async (workflow) => validateLocal(workflow, registry, maxJobMemoryBytes),
     execute,
     close: async () => {
       pool?.close();
@@ -75,6 +82,7 @@ function threadPool(
   registry: ReturnType<typeof createRegistry>,
   settings: Readonly<Record<string, unknown>>,
   limits: { entries: number; bytes: number },
+  maxJobMemoryBytes: number,
 ): ThreadPool | null {
   if (opts.threads === false) return null;
   if (opts.nodes && !opts.nodesModule) {
@@ -94,7 +102,7 @@ function threadPool(
   return createThreadPool({
     spawner,
     size,
-    heapMb: Math.max(64, Math.ceil((opts.maxJobMemoryBytes ?? 1024 * MiB) / MiB)),
+    heapMb: Math.max(64, Math.ceil(maxJobMemoryBytes / MiB)),
     registry,
     settings,
     setup: {
@@ -103,6 +111,7 @@ function threadPool(
       settingCalls,
       // Each thread has a cache of its own: the byte budget is shared out.
       cache: { entries: limits.entries, bytes: Math.floor(limits.bytes / size) },
+      maxJobMemoryBytes,
     },
   });
 }

@@ -7,8 +7,10 @@
 // runs (INPUT_IS_LIST / OUTPUT_IS_LIST) are not implemented yet.
 // Nodes must treat their inputs as read-only: cached values are shared.
 import { type EngineJob, type ExecutionContext, ExecutionError } from '../types.ts';
-import { validateWorkflow } from '../validate-workflow.ts';
+import { type LocalValidationResult, validateWorkflow } from '../validate-workflow.ts';
 import type { NodeResult } from './define-node.ts';
+import { admitNode } from './memory-budget.ts';
+import { checkMemory } from './memory-check.ts';
 import { DependencyCycleError, type PlannedNode, planExecution } from './plan.ts';
 import type { NodeRegistry } from './registry.ts';
 import type { ResultCache } from './result-cache.ts';
@@ -19,13 +21,23 @@ export interface JobEnvironment {
   settings: Readonly<Record<string, unknown>>;
   /** Results kept across jobs; null when off. */
   cache: ResultCache | null;
+  /** One job's memory: what its results and the running node may hold. */
+  maxJobMemoryBytes: number;
   /** Runs a node away from this thread; when absent every node runs here. */
-  elsewhere?: { wants(p: PlannedNode): boolean; run(p: PlannedNode, inputs: Record<string, unknown>): Promise<NodeResult> };
+  elsewhere?: {
+    wants(p: PlannedNode): boolean;
+    run(p: PlannedNode, inputs: Record<string, unknown>, maxBytes: number): Promise<NodeResult>;
+  };
+}
+
+/** The reference's validation, then whether the declared sizes fit the job's memory. */
+export function validateLocal(workflow: unknown, registry: NodeRegistry, maxJobMemoryBytes: number): LocalValidationResult {
+  return checkMemory(workflow as EngineJob['workflow'], registry, validateWorkflow(workflow, registry.definitionOf), maxJobMemoryBytes);
 }
 
 export async function runJob(job: EngineJob, ctx: ExecutionContext, env: JobEnvironment): Promise<void> {
   throwIfAborted(ctx.signal);
-  const checked = validateWorkflow(job.workflow, env.registry.definitionOf);
+  const checked = validateLocal(job.workflow, env.registry, env.maxJobMemoryBytes);
   if (!checked.ok) {
     const { message, details } = checked.error;
     throw new ExecutionError(details ? `${message}: ${details}` : message, 'ValidationError');
@@ -61,7 +73,9 @@ export async function runJob(job: EngineJob, ctx: ExecutionContext, env: JobEnvi
       for (const [name, input] of Object.entries(p.inputs)) {
         inputs[name] = 'link' in input ? results.get(byId.get(input.link[0])!.cache_key)!.outputs[input.link[1]] : input.value;
       }
-      result = env.elsewhere?.wants(p) ? await env.elsewhere.run(p, inputs) : await runNode(p, inputs, ctx, env.settings);
+      // Admitted before it allocates: over budget, the job fails with OOMError and the node never runs.
+      const maxBytes = admitNode(p, inputs, results, env.maxJobMemoryBytes);
+      result = env.elsewhere?.wants(p) ? await env.elsewhere.run(p, inputs, maxBytes) : await runNode(p, inputs, ctx, env.settings, maxBytes);
       results.set(p.cache_key, result);
       if (acrossJobs(p)) env.cache?.set(cacheKey(p), result);
     } else if (!cached.includes(p.id)) {

@@ -19,6 +19,8 @@ export async function runNode(
   inputs: Record<string, unknown>,
   ctx: ExecutionContext,
   settings: Readonly<Record<string, unknown>>,
+  /** What is left of the job's memory budget for the node (NodeRunContext.maxBytes). */
+  maxBytes?: number,
 ): Promise<NodeResult> {
   const node_id = p.id;
   const nodeCtx: NodeRunContext = {
@@ -26,6 +28,7 @@ export async function runNode(
     signal: ctx.signal,
     settings,
     partner: ctx.partner,
+    maxBytes,
     progress(value, max) {
       // Every step is a point where a cancel takes effect.
       throwIfAborted(ctx.signal);

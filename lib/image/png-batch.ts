@@ -5,7 +5,7 @@ import { PngError } from '../png/chunks.ts';
 import { decodePng } from '../png/decode.ts';
 import { encodePng, type PngEncodeOptions } from '../png/encode.ts';
 import type { PngLimits } from '../png/header.ts';
-import { createImageBatch, type ImageBatch } from './batch.ts';
+import type { ImageBatch } from './batch.ts';
 
 export interface PngImage {
   image: ImageBatch;
@@ -14,21 +14,16 @@ export interface PngImage {
   text: Record<string, string>;
 }
 
+/**
+ * The decoded RGB floats are the IMAGE's data as they are and the alpha plane
+ * becomes the mask in place, so nothing is copied: with `limits.maxBytes`,
+ * the decode's own check bounds all this allocates.
+ */
 export function pngToImageBatch(bytes: Uint8Array, limits?: PngLimits): PngImage {
-  const png = decodePng(bytes, limits);
-  const image = createImageBatch(png.width, png.height, 1);
-  const pixels = png.width * png.height;
-  if (png.channels === 3) {
-    image.data.set(png.data);
-    return { image, mask: null, text: png.text };
-  }
-  const mask = new Float32Array(pixels);
-  for (let p = 0; p < pixels; p++) {
-    image.data[p * 3] = png.data[p * 4];
-    image.data[p * 3 + 1] = png.data[p * 4 + 1];
-    image.data[p * 3 + 2] = png.data[p * 4 + 2];
-    mask[p] = 1 - png.data[p * 4 + 3];
-  }
+  const png = decodePng(bytes, { ...limits, alphaPlane: true });
+  const image: ImageBatch = { width: png.width, height: png.height, count: 1, data: png.data };
+  const mask = png.alpha ?? null;
+  if (mask) for (let p = 0; p < mask.length; p++) mask[p] = 1 - mask[p];
   return { image, mask, text: png.text };
 }
 

@@ -10,6 +10,20 @@ export class PngError extends Error {
   readonly exception_type = 'PngError';
 }
 
+/** Decoding would take more memory than the caller allows (PngLimits.maxBytes); refused before inflating. */
+export class PngMemoryError extends PngError {
+  override name = 'PngMemoryError';
+  constructor(
+    readonly width: number,
+    readonly height: number,
+    /** What the decode would hold at its peak. */
+    readonly bytes: number,
+    readonly maxBytes: number,
+  ) {
+    super(`PNG is ${width}x${height}: decoding it needs ${bytes} bytes, more than the ${maxBytes} allowed`);
+  }
+}
+
 export interface PngChunk {
   type: string;
   data: Uint8Array;

@@ -1,7 +1,8 @@
 // IHDR: what the spec allows per colour type and bit depth, the dimension
-// limits that stop decompression bombs before any inflating, and the layout
-// of the (possibly Adam7-interlaced) scanlines the image data must contain.
-import { PngError } from './chunks.ts';
+// and memory limits that stop decompression bombs before any inflating, and
+// the layout of the (possibly Adam7-interlaced) scanlines the image data must
+// contain.
+import { PngError, readChunks } from './chunks.ts';
 
 export interface PngHeader {
   width: number;
@@ -16,9 +17,17 @@ export interface PngLimits {
   maxSide?: number;
   /** Largest width * height accepted (default 64 megapixels). */
   maxPixels?: number;
+  /**
+   * Most bytes the decode may hold at once (decodeBytes: the inflated
+   * scanlines and the decoded pixels, Float32 or for decodePngRgba8 bytes),
+   * checked before anything is inflated
+   * (default: no bound beyond the size limits). A 16-bit image of the largest
+   * size compresses to a few hundred kilobytes and decodes to gigabytes.
+   */
+  maxBytes?: number;
 }
 
-export const DEFAULT_LIMITS: Required<PngLimits> = { maxSide: 16384, maxPixels: 64 * 1024 * 1024 };
+export const DEFAULT_LIMITS: Required<PngLimits> = { maxSide: 16384, maxPixels: 64 * 1024 * 1024, maxBytes: Infinity };
 
 const DEPTHS: Record<number, number[]> = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
 export const SAMPLES_PER_PIXEL: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
@@ -43,6 +52,13 @@ export function parseHeader(data: Uint8Array, limits: PngLimits = {}): PngHeader
   if (filter !== 0) throw new PngError(`PNG filter method ${filter} is unsupported`);
   if (interlace > 1) throw new PngError(`PNG interlace method ${interlace} is unsupported`);
   return { width, height, bitDepth, colorType, interlaced: interlace === 1 };
+}
+
+/** A PNG file's header, checked as the decoder checks it, without reading past IHDR. */
+export function readPngHeader(bytes: Uint8Array, limits: PngLimits = {}): PngHeader {
+  const first = readChunks(bytes).next();
+  if (first.done || first.value.type !== 'IHDR') throw new PngError('PNG must start with IHDR');
+  return parseHeader(first.value.data, limits);
 }
 
 /** One reduced image: pixels (x0 + i*dx, y0 + j*dy) of the full image. */
@@ -92,4 +108,9 @@ export function rowBytes(h: PngHeader, width: number): number {
 /** Exactly how many bytes the inflated image data must have. */
 export function rawSize(h: PngHeader): number {
   return passesOf(h).reduce((n, p) => n + p.height * (1 + rowBytes(h, p.width)), 0);
+}
+
+/** What decoding holds at its peak: the inflated scanlines and `samples` values per pixel (Float32 by default), alive together. */
+export function decodeBytes(h: PngHeader, samples: number, bytesPerSample = 4): number {
+  return rawSize(h) + h.width * h.height * samples * bytesPerSample;
 }

@@ -1,5 +1,6 @@
 // Turns unfiltered scanlines of any colour type and bit depth into RGB(A)
-// floats in 0..1, placing each pass's pixels where Adam7 says they belong.
+// floats in 0..1 (or bytes 0..255), placing each pass's pixels where Adam7
+// says they belong.
 import type { Pass, PngHeader } from './header.ts';
 
 /** tRNS in decoded form: a transparent gray or RGB sample value, or palette alphas. */
@@ -14,9 +15,15 @@ export interface PixelTarget {
   /** Palette as RGBA floats, 4 per entry (colour type 3 only). */
   palette: Float32Array | null;
   trns: Transparency | null;
+  /** Samples per pixel in `out` (4 for an image without alpha: opaque). */
   channels: 3 | 4;
-  out: Float32Array;
+  /** Floats 0..1, or bytes 0..255 (rounded) when a Uint8Array. */
+  out: Float32Array | Uint8Array;
+  /** When given (channels 4), alpha goes here, one value per pixel, and `out` holds RGB only. */
+  alpha: Float32Array | Uint8Array | null;
 }
+
+const toByte = (v: number) => (v > 0 ? (v < 1 ? Math.round(v * 255) : 255) : 0);
 
 function sampleAt(raw: Uint8Array, row: number, i: number, depth: number): number {
   if (depth === 8) return raw[row + i];
@@ -43,12 +50,15 @@ export function paletteFloats(plte: Uint8Array, alpha: Uint8Array | undefined): 
 export function writePassPixels(raw: Uint8Array, offset: number, stride: number, pass: Pass, t: PixelTarget): void {
   const { width, bitDepth: depth, colorType } = t.header;
   const scale = 1 / ((1 << depth) - 1);
-  const { channels, out, trns, palette } = t;
+  const { channels, out, trns, palette, alpha } = t;
+  const step = alpha ? 3 : channels;
+  const bytes = out instanceof Uint8Array;
   for (let y = 0; y < pass.height; y++) {
     const row = offset + y * (stride + 1) + 1;
     const outRow = (pass.y0 + y * pass.dy) * width;
     for (let x = 0; x < pass.width; x++) {
-      const o = (outRow + pass.x0 + x * pass.dx) * channels;
+      const at = outRow + pass.x0 + x * pass.dx;
+      const o = at * step;
       let r: number,
         g: number,
         b: number,
@@ -75,10 +85,17 @@ export function writePassPixels(raw: Uint8Array, offset: number, stride: number,
         if (n === 4) a = sampleAt(raw, row, n * x + 3, depth) * scale;
         else if (trns?.rgb && trns.rgb[0] === sr && trns.rgb[1] === sg && trns.rgb[2] === sb) a = 0;
       }
+      if (bytes) {
+        r = toByte(r);
+        g = toByte(g);
+        b = toByte(b);
+        a = toByte(a);
+      }
       out[o] = r;
       out[o + 1] = g;
       out[o + 2] = b;
-      if (channels === 4) out[o + 3] = a;
+      if (alpha) alpha[at] = a;
+      else if (channels === 4) out[o + 3] = a;
     }
   }
 }

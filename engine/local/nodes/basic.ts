@@ -15,6 +15,8 @@ const primitive = (name: string, type: string, options: Record<string, unknown> 
     required: { value: [type, options] },
     outputs: [{ type }],
     run: ({ value }) => ({ outputs: [value] }),
+    // Nothing allocated; the value is known ahead, e.g. for an EmptyImage's size.
+    memory: ({ value }) => ({ bytes: 0, outputs: [value] }),
   });
 
 export const primitiveInt = primitive('PrimitiveInt', 'INT', { ...SAFE, control_after_generate: true });

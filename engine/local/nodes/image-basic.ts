@@ -1,8 +1,10 @@
 // Image nodes that only compute: EmptyImage, ImageInvert, ImageCrop,
-// ImageScale, ImageBlend, with the reference's names, inputs and defaults.
+// ImageScale, ImageBlend, with the reference's names, inputs and defaults,
+// and what each allocates (image-memory.ts).
 
 import { createImageBatch } from '../../../lib/image/batch.ts';
 import { defineNode, type LocalNode } from '../define-node.ts';
+import { emptyImageMemory, imageBlendMemory, imageCropMemory, imageScaleMemory, sameSizeMemory } from './image-memory.ts';
 import { BLEND_MODES, type BlendMode, blendImages, cropImage, pyRound, requireImage, requireInt } from './image-ops.ts';
 import { scaleImage, UPSCALE_METHODS, type UpscaleMethod } from './resample.ts';
 
@@ -19,6 +21,7 @@ export const emptyImage = defineNode({
     color: ['INT', { default: 0, min: 0, max: 0xffffff, step: 1, display: 'color' }],
   },
   outputs: [{ type: 'IMAGE' }],
+  memory: emptyImageMemory,
   run(inputs) {
     const color = requireInt(inputs.color, 'color');
     const out = createImageBatch(requireInt(inputs.width, 'width'), requireInt(inputs.height, 'height'), requireInt(inputs.batch_size, 'batch_size'));
@@ -33,6 +36,7 @@ export const imageInvert = defineNode({
   category: 'image',
   required: { image: ['IMAGE'] },
   outputs: [{ type: 'IMAGE' }],
+  memory: sameSizeMemory,
   run(inputs) {
     const image = requireImage(inputs.image, 'image');
     return { outputs: [{ ...image, data: image.data.map((v) => 1 - v) }] };
@@ -44,6 +48,7 @@ export const imageCrop = defineNode({
   category: 'image/transform',
   required: { image: ['IMAGE'], width: size(512, 1), height: size(512, 1), x: size(0, 0), y: size(0, 0) },
   outputs: [{ type: 'IMAGE' }],
+  memory: imageCropMemory,
   run(inputs) {
     const [w, h, x, y] = ['width', 'height', 'x', 'y'].map((k) => requireInt(inputs[k], k));
     return { outputs: [cropImage(requireImage(inputs.image, 'image'), x, y, w, h)] };
@@ -61,6 +66,7 @@ export const imageScale = defineNode({
     crop: [['disabled', 'center']],
   },
   outputs: [{ type: 'IMAGE' }],
+  memory: imageScaleMemory,
   run(inputs) {
     const image = requireImage(inputs.image, 'image');
     let width = requireInt(inputs.width, 'width');
@@ -85,6 +91,7 @@ export const imageBlend = defineNode({
     blend_mode: [BLEND_MODES],
   },
   outputs: [{ type: 'IMAGE' }],
+  memory: imageBlendMemory,
   run(inputs) {
     const image1 = requireImage(inputs.image1, 'image1');
     let image2 = requireImage(inputs.image2, 'image2');

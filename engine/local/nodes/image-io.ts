@@ -100,7 +100,7 @@ export const loadImage = defineNode({
     if (!asset) {
       throw Object.assign(new Error(`LoadImage: no input image with the id or name "${ref}"`), { exception_type: 'FileNotFoundError' });
     }
-    const { image, mask } = decodeImageFile(await readCapped(asset.body));
+    const { image, mask } = decodeImageFile(await readCapped(asset.body), ctx.maxBytes, `Node ${ctx.node_id} (LoadImage)`);
     return { outputs: [image, mask] };
   },
 });

@@ -1,10 +1,12 @@
 // LoadImageFromURL: fetches a PNG over http(s) into IMAGE + MASK through the
 // service's outbound guard (lib/net/url-guard.ts: every redirect hop
 // and, with a resolver in the settings, every resolved address checked; size
-// and time bounded while streaming). Every failure is an ImageDownloadError.
+// and time bounded while streaming). Every failure is an ImageDownloadError,
+// but for an image too large for the job's memory (OOMError).
 
 import { downloadBytes, OutboundUrlError, type ResolveHost } from '../../../lib/net/url-guard.ts';
 import { defineNode } from '../define-node.ts';
+import { OOMError } from '../memory-budget.ts';
 import { decodeImageFile } from './image-load.ts';
 
 const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
@@ -45,11 +47,13 @@ export const loadImageFromUrl = defineNode({
         signal: ctx.signal,
         headers: { accept: 'image/png,image/*;q=0.8' },
       });
-      const { image, mask } = decodeImageFile(bytes);
+      const { image, mask } = decodeImageFile(bytes, ctx.maxBytes, `Node ${ctx.node_id} (LoadImageFromURL)`);
       return { outputs: [image, mask] };
     } catch (err) {
       // A cancel is not a download failure: let the executor see the abort.
       if (ctx.signal.aborted) throw ctx.signal.reason ?? err;
+      // An image too large for the job's memory is not a download failure either.
+      if (err instanceof OOMError) throw err;
       if (err instanceof OutboundUrlError) {
         throw new ImageDownloadError(err.kind === 'network' ? `could not load the image: ${err.message}` : err.message, { cause: err });
       }

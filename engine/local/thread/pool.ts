@@ -179,7 +179,7 @@ async function serveCall(request: ThreadCall, ctx: ExecutionContext, opts: Pick<
     case 'runNode': {
       const node = opts.registry.get(request.class_type);
       if (!node) throw new Error(`no node class ${request.class_type} on the request thread`);
-      return runNode({ id: request.node_id, class_type: request.class_type, node }, request.inputs, ctx, opts.settings);
+      return runNode({ id: request.node_id, class_type: request.class_type, node }, request.inputs, ctx, opts.settings, request.maxBytes);
     }
   }
 }

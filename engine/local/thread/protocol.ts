@@ -35,6 +35,7 @@ export interface ThreadSetup {
   settings: Record<string, unknown>;
   settingCalls: string[];
   cache: { entries: number; bytes: number };
+  maxJobMemoryBytes: number;
 }
 
 export type ToThread =
@@ -48,7 +49,7 @@ export type ThreadCall =
   | { op: 'commitOutput'; output: NewOutput & { node_id: string; body: Uint8Array } }
   | { op: 'readAsset'; ref: { id?: string; name?: string } }
   | { op: 'setting'; name: string; args: unknown[] }
-  | { op: 'runNode'; node_id: string; class_type: string; inputs: Record<string, unknown> };
+  | { op: 'runNode'; node_id: string; class_type: string; inputs: Record<string, unknown>; maxBytes: number };
 
 export type FromThread =
   | { t: 'emit'; event: EngineEvent }

@@ -8,14 +8,14 @@ import { concatBytes } from '../../../lib/bytes.ts';
 import type { EngineJob, ExecutionContext, InputAsset, NewOutput, OutputAsset } from '../../types.ts';
 import type { LocalNode, NodeResult } from '../define-node.ts';
 import { builtinNodes } from '../nodes/index.ts';
-import { createRegistry, type NodeRegistry } from '../registry.ts';
-import { createResultCache, type ResultCache } from '../result-cache.ts';
+import { createRegistry } from '../registry.ts';
+import { createResultCache } from '../result-cache.ts';
 import { type JobEnvironment, runJob } from '../run-job.ts';
 import { runsOnRequestThread } from './placement.ts';
 import { type FromThread, fromWire, type ThreadCall, type ThreadSetup, type ThreadSide, type ToThread, toWire } from './protocol.ts';
 
 export function serveThread(side: ThreadSide): void {
-  let ready: Promise<{ registry: NodeRegistry; cache: ResultCache; settings: Record<string, unknown> }> | null = null;
+  let ready: Promise<Ready> | null = null;
   const pending = new Map<number, { resolve(value: unknown): void; reject(err: Error): void }>();
   let nextCall = 0;
 
@@ -52,22 +52,27 @@ export function serveThread(side: ThreadSide): void {
 
 type Call = (request: ThreadCall) => Promise<unknown>;
 
-async function setUp(setup: ThreadSetup, call: Call) {
+type Ready = Omit<JobEnvironment, 'elsewhere'>;
+
+async function setUp(setup: ThreadSetup, call: Call): Promise<Ready> {
   const nodes: LocalNode[] = setup.nodesModule ? (await import(setup.nodesModule)).nodes : builtinNodes;
   const settings: Record<string, unknown> = { ...setup.settings };
   // A setting the service gave as a function (a DNS resolver) stays where it was made and is called there.
   for (const name of setup.settingCalls) settings[name] = (...args: unknown[]) => call({ op: 'setting', name, args });
-  return { registry: createRegistry(nodes), cache: createResultCache(setup.cache), settings: Object.freeze(settings) };
+  return {
+    registry: createRegistry(nodes),
+    cache: createResultCache(setup.cache),
+    settings: Object.freeze(settings),
+    maxJobMemoryBytes: setup.maxJobMemoryBytes,
+  };
 }
 
-function jobEnvironment(env: { registry: NodeRegistry; cache: ResultCache; settings: Record<string, unknown> }, call: Call): JobEnvironment {
+function jobEnvironment(env: Ready, call: Call): JobEnvironment {
   return {
-    registry: env.registry,
-    settings: env.settings,
-    cache: env.cache,
+    ...env,
     elsewhere: {
       wants: (p) => runsOnRequestThread(p.node),
-      run: async (p, inputs) => (await call({ op: 'runNode', node_id: p.id, class_type: p.class_type, inputs })) as NodeResult,
+      run: async (p, inputs, maxBytes) => (await call({ op: 'runNode', node_id: p.id, class_type: p.class_type, inputs, maxBytes })) as NodeResult,
     },
   };
 }
