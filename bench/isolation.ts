@@ -24,6 +24,7 @@ import type { Workflow } from '../engine/types.ts';
 import { createService, silentLogger } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
+import { heavyWorkflow } from '../test/helpers/jobs.ts';
 import { SseReader } from '../test/helpers/sse-client.ts';
 
 const MiB = 1024 * 1024;
@@ -37,22 +38,8 @@ const accounts = [
 ];
 
 let colors = 0x8040c0;
-/** A colour of its own each time: a repeated workflow would be served from the cache. */
-function heavyWorkflow(): Workflow {
-  const color = colors++;
-  const workflow: Workflow = { '1': { class_type: 'EmptyImage', inputs: { width: 2048, height: 2048, batch_size: 1, color } } };
-  let previous = '1';
-  for (let i = 0; i < 6; i++) {
-    const size = i % 2 === 0 ? 4096 : 2048;
-    workflow[`s${i}`] = {
-      class_type: 'ImageScale',
-      inputs: { image: [previous, 0], upscale_method: 'bicubic', width: size, height: size, crop: 'disabled' },
-    };
-    previous = `s${i}`;
-  }
-  workflow.save = { class_type: 'SaveImage', inputs: { images: [previous, 0], filename_prefix: 'heavy' } };
-  return workflow;
-}
+/** The heaviest job the defaults allow, in a colour of its own each time: a repeated workflow would be served from the cache. */
+const heavy = () => heavyWorkflow({ steps: 6, small: 2048, large: 4096, color: colors++ });
 
 let resets = 0;
 
@@ -156,7 +143,7 @@ async function cancelTimes(server: Server): Promise<number[]> {
   const times: number[] = [];
   canceled = 0;
   for (let i = 0; i < CANCELS; i++) {
-    const id = await submit(server, 'key-heavy', heavyWorkflow());
+    const id = await submit(server, 'key-heavy', heavy());
     const events = await server.call('key-heavy', `/api/v2/jobs/${id}/events`, { headers: { accept: 'text/event-stream' } });
     const sse = new SseReader(events.body!);
     await untilComputing(sse);
@@ -218,12 +205,12 @@ async function measure(threads: boolean): Promise<Figures> {
       peakRss = Math.max(peakRss, process.memoryUsage().rss);
     }, 20);
     const delay = monitorEventLoopDelay({ resolution: 10 });
-    const heavy = await submit(server, 'key-heavy', heavyWorkflow());
+    const heavyId = await submit(server, 'key-heavy', heavy());
     let heavyStatus = 'running';
-    const watcher = until(server, 'key-heavy', heavy, ['succeeded', 'failed', 'canceled']).then((s) => {
+    const watcher = until(server, 'key-heavy', heavyId, ['succeeded', 'failed', 'canceled']).then((s) => {
       heavyStatus = s;
     });
-    await until(server, 'key-heavy', heavy, ['running', 'succeeded', 'failed']);
+    await until(server, 'key-heavy', heavyId, ['running', 'succeeded', 'failed']);
     delay.enable();
     const loaded = await poll(server, own, () => heavyStatus !== 'running');
     delay.disable();

@@ -18,6 +18,7 @@ describe('cli options', () => {
       token: undefined,
       allowPrivateUrls: false,
       workers: [],
+      threads: undefined,
       musicUpstream: undefined,
       videoUpstream: undefined,
     });
@@ -128,6 +129,19 @@ describe('cli options', () => {
         musicUpstream: undefined,
         videoUpstream: undefined,
       });
+    });
+  });
+
+  describe('--threads / GRAPHRUN_THREADS', () => {
+    it('takes a count from the flag or the variable, the flag over the variable', () => {
+      expect(serveOptions(['serve', '--threads', '3']).threads).toBe(3);
+      expect(serveOptions(['serve'], { GRAPHRUN_THREADS: '2' }).threads).toBe(2);
+      expect(serveOptions(['serve', '--threads=4'], { GRAPHRUN_THREADS: '2' }).threads).toBe(4);
+    });
+
+    it.each([['0'], ['-1'], ['1.5'], ['many'], ['257']])('rejects --threads %j, naming where it came from', (value) => {
+      expect(() => parseCliArgs(['serve', `--threads=${value}`])).toThrow(/--threads must be a whole number from 1 to 256/);
+      expect(() => parseCliArgs(['serve'], { GRAPHRUN_THREADS: value })).toThrow(/GRAPHRUN_THREADS must be a whole number/);
     });
   });
 

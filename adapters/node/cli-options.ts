@@ -11,6 +11,8 @@ export interface ServeCliOptions {
   allowPrivateUrls: boolean;
   /** Worker base URLs: jobs run on these engine servers instead of in process. */
   workers: string[];
+  /** Worker threads of the built-in engine; undefined: one per core. */
+  threads: number | undefined;
   /** Vendor endpoints the generation routes forward to instead of generating locally. */
   musicUpstream: Upstream | undefined;
   videoUpstream: Upstream | undefined;
@@ -49,6 +51,8 @@ Options:
                     trusted users, it opens the local network to them)
   --worker <url>    Run jobs on an engine server (ComfyUI protocol) instead of in
                     process; repeat for a pool (env GRAPHRUN_WORKERS, comma-separated)
+  --threads <n>     Worker threads the built-in engine computes on, one job each
+                    (env GRAPHRUN_THREADS, default one per core)
   --music-upstream <url>
                     Forward /proxy/musicgen to this vendor base (env GRAPHRUN_MUSIC_UPSTREAM_URL)
                     with the token in GRAPHRUN_MUSIC_UPSTREAM_TOKEN; default: local synthesis
@@ -83,6 +87,13 @@ function parseBaseUrl(value: string, from: string, example: string): string {
     throw new CliUsageError(`${from} must be an http(s) URL such as ${example}, got "${value}".`);
   }
   return value.replace(/\/+$/, '');
+}
+
+/** A count of threads: a whole number from 1 to 256. */
+function parseThreads(raw: string, from: string): number {
+  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 1 && n <= 256)) throw new CliUsageError(`${from} must be a whole number from 1 to 256, got "${raw}".`);
+  return n;
 }
 
 /** Worker base URLs. */
@@ -126,6 +137,7 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
         token: { type: 'string' },
         'allow-private-urls': { type: 'boolean' },
         worker: { type: 'string', multiple: true },
+        threads: { type: 'string' },
         'music-upstream': { type: 'string' },
         'video-upstream': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -145,6 +157,7 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
   // An empty variable counts as unset: `GRAPHRUN_PORT= graphrun serve` is a common way to clear one.
   const fromEnv = (name: string) => env[name] || undefined;
   const port = values.port ?? fromEnv('GRAPHRUN_PORT');
+  const threads = values.threads ?? fromEnv('GRAPHRUN_THREADS');
   const workers = values.worker
     ? parseWorkers(values.worker, '--worker')
     : parseWorkers(
@@ -163,6 +176,7 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
       token: nonEmpty(values.token, '--token') ?? fromEnv('GRAPHRUN_TOKEN'),
       allowPrivateUrls: values['allow-private-urls'] === true || parseSwitch(env.GRAPHRUN_ALLOW_PRIVATE_URLS, 'GRAPHRUN_ALLOW_PRIVATE_URLS'),
       workers,
+      threads: threads === undefined ? undefined : parseThreads(threads, values.threads !== undefined ? '--threads' : 'GRAPHRUN_THREADS'),
       musicUpstream: parseUpstream(values['music-upstream'], env, 'music'),
       videoUpstream: parseUpstream(values['video-upstream'], env, 'video'),
     },

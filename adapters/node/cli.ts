@@ -27,7 +27,7 @@ function engineFor({ workers }: ServeCliOptions): Engine | undefined {
 }
 
 async function runServe(options: ServeCliOptions): Promise<void> {
-  const { host, port, data, token, allowPrivateUrls, workers, musicUpstream, videoUpstream } = options;
+  const { host, port, data, token, allowPrivateUrls, workers, threads, musicUpstream, videoUpstream } = options;
   await mkdir(data, { recursive: true });
   const blobs = await createFsBlobStore({ dir: join(data, 'blobs') });
   const storage = await createSqliteStorage({ filename: join(data, 'graphrun.db'), blobs });
@@ -41,7 +41,8 @@ async function runServe(options: ServeCliOptions): Promise<void> {
     music: musicUpstream ? createUpstreamMusicProvider(musicUpstream) : undefined,
     video: videoUpstream ? createUpstreamVideoProvider(videoUpstream) : undefined,
   };
-  const service = await createService({ storage, token, engine, allowPrivateUrls, resolveHost: resolveHostWithDns, ...pool, providers });
+  const localEngine = threads === undefined ? undefined : { threadCount: threads };
+  const service = await createService({ storage, token, engine, localEngine, allowPrivateUrls, resolveHost: resolveHostWithDns, ...pool, providers });
   if (musicUpstream) process.stderr.write(`graphrun: music generation forwarded to ${musicUpstream.baseUrl}\n`);
   if (videoUpstream) process.stderr.write(`graphrun: video generation forwarded to ${videoUpstream.baseUrl}\n`);
   if (workers.length > 0) process.stderr.write(`graphrun: running jobs on ${workers.length} worker(s): ${workers.join(', ')}\n`);

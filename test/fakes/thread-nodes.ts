@@ -49,23 +49,9 @@ const crash = defineNode({
   },
 });
 
-const whereAmI = defineNode({
-  name: 'WhereAmI',
-  category: 'test',
-  output_node: true,
-  cacheable: false,
-  run: () => ({ outputs: [], ui: { text: [where()] } }),
-});
-
-/** A partner node: those run beside the service, whatever thread runs the rest. */
-const partnerWhereAmI = defineNode({
-  name: 'PartnerWhereAmI',
-  category: 'test',
-  output_node: true,
-  api_node: true,
-  cacheable: false,
-  run: () => ({ outputs: [], ui: { text: [where()] } }),
-});
+/** Says which thread ran it; a partner node (api_node) runs beside the service, whatever thread runs the rest. */
+const whereAmI = (name: string, api_node: boolean) =>
+  defineNode({ name, category: 'test', output_node: true, api_node, cacheable: false, run: () => ({ outputs: [], ui: { text: [where()] } }) });
 
 /** Calls the `probe` setting, a function the service was given. */
 const askSetting = defineNode({
@@ -80,4 +66,4 @@ const askSetting = defineNode({
   },
 });
 
-export const nodes: LocalNode[] = [...builtinNodes, spin, heapHog, crash, whereAmI, partnerWhereAmI, askSetting];
+export const nodes: LocalNode[] = [...builtinNodes, spin, heapHog, crash, whereAmI('WhereAmI', false), whereAmI('PartnerWhereAmI', true), askSetting];

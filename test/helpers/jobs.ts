@@ -229,12 +229,16 @@ export const assetRef = (id: string) => ({ __type: 'core/ASSET', info: { id } })
 
 export const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
-/** EmptyImage 1024² scaled up and down `steps` times (bicubic), then saved: seconds of computing. */
-export function heavyWorkflow(steps = 10): Workflow {
-  const workflow: Workflow = { '1': { class_type: 'EmptyImage', inputs: { width: 1024, height: 1024, batch_size: 1, color: 0x336699 } } };
+/**
+ * EmptyImage `small`² scaled (bicubic) up to `large`² and back, `steps`
+ * times, then saved: seconds of computing. The defaults hold about 0.2 GB of
+ * images at the end; 2048/4096 over 6 steps about 0.8 GB.
+ */
+export function heavyWorkflow({ steps = 10, small = 1024, large = 2048, color = 0x336699 } = {}): Workflow {
+  const workflow: Workflow = { '1': { class_type: 'EmptyImage', inputs: { width: small, height: small, batch_size: 1, color } } };
   let previous = '1';
   for (let i = 0; i < steps; i++) {
-    const size = i % 2 === 0 ? 2048 : 1024;
+    const size = i % 2 === 0 ? large : small;
     workflow[`s${i}`] = {
       class_type: 'ImageScale',
       inputs: { image: [previous, 0], upscale_method: 'bicubic', width: size, height: size, crop: 'disabled' },
