@@ -131,6 +131,26 @@ export interface EngineJob {
   workflow: Workflow;
   /** Forwarded to partner nodes; never persisted with outputs. */
   extra_data?: Record<string, unknown>;
+  /**
+   * How many times the service has started this job, this run included (1:
+   * the first). Above 1, an earlier run was cut short (a restart, a crash)
+   * and an engine server may still hold it: follow that run, do not start a
+   * second one.
+   */
+  attempt?: number;
+}
+
+/**
+ * Why a running job's signal was aborted: a cancel (stop the run), or the
+ * service shutting down. At a shutdown an engine whose run goes on without
+ * the service (an engine server's prompt) leaves it going: the next start
+ * runs the job again (EngineJob.attempt > 1) and finds it there.
+ */
+export class JobAbort extends Error {
+  override name = 'AbortError';
+  constructor(readonly kind: 'cancel' | 'shutdown') {
+    super(kind === 'cancel' ? 'The job was canceled.' : 'The service is shutting down.');
+  }
 }
 
 /** How a job failed, in the terms of the reference's execution_error. */

@@ -93,7 +93,7 @@ describe('a workflow the worker refuses at submission', () => {
       s: { class_type: 'SaveImage', inputs: { images: ['l', 0], filename_prefix: 'x' } },
     });
     const failed = expectJobShape(await waitForJob(s, job.id, 'failed', 5000));
-    expect(failed.error).toMatchObject({ code: 'invalid_workflow', exception_type: 'ValidationError', node_id: null });
+    expect(failed.error).toMatchObject({ code: 'invalid_workflow', exception_type: 'ValidationError', node_id: 'l', class_type: 'LoadImageCombo' });
     expect(failed.error.message).toMatch(/Prompt outputs failed validation/i);
     expect(failed.error.message).toMatch(/node l \(LoadImageCombo\): Value not in list/);
     expect(failed.error.message).toContain('not-on-the-worker.png');

@@ -4,7 +4,7 @@
 // snapshots (row + live streams), commits outputs as they come, and ends the
 // row in its terminal status with a compare-and-set. A job aborted because
 // this instance is shutting down goes back to the queue instead.
-import { type Engine, type ExecutionContext, ExecutionError } from '../../engine/types.ts';
+import { type Engine, type ExecutionContext, ExecutionError, JobAbort } from '../../engine/types.ts';
 import { toBase64 } from '../../lib/base64.ts';
 import { pause } from '../../lib/pause.ts';
 import type { JobSummary } from '../../storage/types.ts';
@@ -19,14 +19,6 @@ import { transition } from './state-machine.ts';
 import { createThrottle } from './throttle.ts';
 import { countNodesToRun, resolveAssetRefs } from './workflow-check.ts';
 import { jobWorkflow } from './workflows.ts';
-
-/** Why a running job's signal was aborted. */
-export class JobAbort extends Error {
-  override name = 'AbortError';
-  constructor(readonly kind: 'cancel' | 'shutdown') {
-    super(kind === 'cancel' ? 'The job was canceled.' : 'The service is shutting down.');
-  }
-}
 
 export interface RunnerDeps {
   ctx: ServiceBase;
@@ -75,7 +67,8 @@ export async function retryWrite<T>(write: () => Promise<T>, stopping: AbortSign
 
 function errorRecord(err: ExecutionError): Record<string, unknown> {
   return {
-    code: err.node_id !== null ? 'node_execution_error' : err.exception_type === 'ValidationError' ? 'invalid_workflow' : 'execution_error',
+    // A refusal at validation is the workflow's fault even when it names the node at fault.
+    code: err.exception_type === 'ValidationError' ? 'invalid_workflow' : err.node_id !== null ? 'node_execution_error' : 'execution_error',
     message: err.message,
     exception_type: err.exception_type,
     node_id: err.node_id,
@@ -200,7 +193,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
         readAsset: (ref) => readJobAsset(ctx, job.account_id, ref),
         partner: partnerServices(ctx, job.account_id, extraData.get(job.id)),
       };
-      await engine.execute({ id: job.id, account_id: job.account_id, workflow, extra_data: extraData.get(job.id) }, execution);
+      await engine.execute({ id: job.id, account_id: job.account_id, workflow, extra_data: extraData.get(job.id), attempt: job.attempts }, execution);
       outcome = { kind: 'succeeded' };
     } catch (err) {
       const reason = controller.signal.aborted ? controller.signal.reason : undefined;

@@ -1,10 +1,11 @@
 // The job machinery of one service instance: the scheduler that feeds the
 // engine, the runner, the live-event hub and the stream cap, built from the
 // service's shared parts. Handlers reach it as `ctx.jobs`.
+import { JobAbort } from '../../engine/types.ts';
 import type { ServiceBase } from '../context.ts';
 import { createJobHub, type JobHub } from './hub.ts';
 import { recoverInterruptedJobs } from './recovery.ts';
-import { createJobRunner, JobAbort } from './runner.ts';
+import { createJobRunner } from './runner.ts';
 import { createScheduler, type Scheduler } from './scheduler.ts';
 import { createStreamLimiter, type StreamLimiter } from './stream-limits.ts';
 

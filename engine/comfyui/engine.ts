@@ -128,7 +128,8 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
           workerLostAfterMs: opts.workerLostAfterMs ?? 15_000,
           crossCheckMs: opts.crossCheckMs ?? 5000,
           socketWaitMs: 2000,
-          resume: attempt > 0,
+          // Moved from a lost worker, or started again after a restart: the worker may hold the prompt already.
+          resume: attempt > 0 || (job.attempt ?? 1) > 1,
           earlier: [...committed.values()],
           onCommitted: (asset) => void committed.set(asset.id, asset),
           onCancelSent: () => {

@@ -9,7 +9,7 @@
 // worker's order. At the end the history entry commits what the messages
 // missed.
 import { isRecord } from '../../lib/is-record.ts';
-import { type EngineEvent, type EngineJob, type ExecutionContext, ExecutionError, type OutputAsset } from '../types.ts';
+import { type EngineEvent, type EngineJob, type ExecutionContext, ExecutionError, JobAbort, type OutputAsset } from '../types.ts';
 import { createEventOrder } from './event-order.ts';
 import { executionErrorOf, JOB_TIMEOUT } from './exception-types.ts';
 import { outputsOf, verdictOf } from './history-entry.ts';
@@ -58,6 +58,14 @@ export function forwardExtraData(extra: Record<string, unknown> | undefined): Re
   const { api_key_platform_org: key, ...rest } = extra;
   // The worker's partner nodes read the vendor's name for the key.
   return typeof key === 'string' ? { ...rest, api_key_comfy_org: key } : rest;
+}
+
+/** The worker's refusal as the job's error, naming the first node it found at fault. */
+export function validationError(body: Record<string, unknown>): ExecutionError {
+  const nodes = (body.node_errors ?? {}) as Record<string, { class_type?: unknown }>;
+  const first = Object.keys(nodes)[0];
+  const classType = first !== undefined && typeof nodes[first]?.class_type === 'string' ? (nodes[first].class_type as string) : null;
+  return new ExecutionError(validationMessage(body), 'ValidationError', first ?? null, classType);
 }
 
 export function validationMessage(body: Record<string, unknown>): string {
@@ -241,7 +249,7 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
       if (isWorkerFault(err)) throw lost(messageOf(err));
       throw err;
     }
-    if (res && !res.ok) throw new ExecutionError(validationMessage(res.body), 'ValidationError');
+    if (res && !res.ok) throw validationError(res.body);
     submitted = true;
     scheduleTick();
     if (!res || endedBeforeSubmit) void crossCheck().catch(() => {});
@@ -252,7 +260,8 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
     await order.drained();
     switch (result.kind) {
       case 'aborted':
-        cancelPrompt();
+        // A shutdown leaves the prompt running: the next start finds it on the worker and follows it to its end.
+        if (!(ctx.signal.reason instanceof JobAbort && ctx.signal.reason.kind === 'shutdown')) cancelPrompt();
         throw ctx.signal.reason;
       case 'timeout':
         cancelPrompt();

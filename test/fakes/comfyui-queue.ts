@@ -27,8 +27,6 @@ export interface PromptQueue {
   pending: QueuedPrompt[];
   running: (QueuedPrompt & { run: PromptRun }) | null;
   history: Map<string, HistoryEntry>;
-  /** Every prompt id ever accepted (a reused one is refused). */
-  seen: Set<string>;
   put(item: QueueItem, sensitive: Record<string, unknown>): void;
   remaining(): number;
   /** Interrupts the running prompt (only if it is `prompt_id` when given); true when one was. */
@@ -39,7 +37,7 @@ export interface PromptQueue {
   idle(): Promise<void>;
   /** Resolves with a prompt's history entry once written. */
   finished(prompt_id: string): Promise<HistoryEntry>;
-  /** Drops everything (a crash): the running prompt is aborted and forgotten, and so are the ids it saw. */
+  /** Drops everything (a crash): the running prompt is aborted and forgotten. */
   reset(): void;
 }
 
@@ -64,9 +62,7 @@ export function createPromptQueue(deps: QueueDeps): PromptQueue {
     pending: [],
     running: null,
     history: new Map(),
-    seen: new Set(),
     put(item, sensitive) {
-      q.seen.add(item[1]);
       q.pending.push({ item, sensitive, seq: seq++ });
       q.pending.sort((a, b) => a.item[0] - b.item[0] || a.seq - b.seq);
       deps.queueChanged();
@@ -98,8 +94,6 @@ export function createPromptQueue(deps: QueueDeps): PromptQueue {
       q.running = null;
       q.pending = [];
       q.history.clear();
-      // A restarted server remembers no prompt id it was given before.
-      q.seen.clear();
       settleIdle();
     },
   };

@@ -44,8 +44,7 @@ export function createRoutes(deps: RouteDeps) {
     if (given !== undefined && (typeof given !== 'string' || !LOWER_UUID.test(given))) {
       return badPrompt('invalid_prompt_id', 'Invalid prompt_id', `prompt_id must be a lowercase UUID, got ${JSON.stringify(given)}`);
     }
-    if (typeof given === 'string' && queue.seen.has(given))
-      return badPrompt('invalid_prompt_id', 'Invalid prompt_id', `prompt_id ${given} is already used`);
+    // As the real server: a prompt id already used is accepted, the prompt runs again and its history entry is replaced.
     const prompt_id = (given as string | undefined) ?? randomUUID();
     let n: number;
     if (typeof body.number === 'number' || typeof body.number === 'string') n = Number(body.number);
