@@ -64,11 +64,16 @@ export function contentTypeOf(filename: string): string {
   return CONTENT_TYPES[extOf(filename)] ?? 'application/octet-stream';
 }
 
-/** The output type: the file's own kind (by extension) first, then the ui key it was listed under. */
-export function outputTypeOf(key: string, filename: string): OutputType {
+/**
+ * The output type: the file's own kind (by extension) first, then the ui key
+ * it was listed under. `animated`: the node flagged its images as animations
+ * (SaveAnimatedPNG/WEBP show `animated: [true]` beside `images`): video.
+ */
+export function outputTypeOf(key: string, filename: string, animated = false): OutputType {
   const ext = extOf(filename);
   if (ext === 'latent') return 'latent';
   const mime = CONTENT_TYPES[ext];
+  if (animated && mime?.startsWith('image/')) return 'video';
   if (mime === 'image/gif' || mime === 'image/webp') {
     // An animation listed as video (VHS `gifs`, SaveAnimatedWEBP) is a video.
     return /video|gif|animat/i.test(key) ? 'video' : 'image';
@@ -119,16 +124,18 @@ export function fileRefsOf(outputs: Record<string, unknown>): FileRef[] {
   const refs: FileRef[] = [];
   for (const [node_id, ui] of Object.entries(outputs)) {
     if (!isRecord(ui)) continue;
+    // One flag for the node's images, or one per image.
+    const animated = Array.isArray(ui.animated) ? ui.animated : [];
     for (const [key, value] of Object.entries(ui)) {
       const items = Array.isArray(value) ? value : [value];
-      for (const item of items) {
+      for (const [i, item] of items.entries()) {
         const ref = asRef(item);
         if (!ref) continue;
         refs.push({
           node_id,
           key,
           ...ref,
-          type: outputTypeOf(key, ref.filename),
+          type: outputTypeOf(key, ref.filename, key === 'images' && (animated[i] ?? animated[0]) === true),
           content_type: contentTypeOf(ref.filename),
           temporary: ref.folder !== 'output',
         });

@@ -53,8 +53,9 @@ type End =
 const isWorkerFault = (err: unknown) => err instanceof WorkerUnreachable || (err instanceof WorkerHttpError && err.status >= 500);
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-export function forwardExtraData(extra: Record<string, unknown> | undefined): Record<string, unknown> {
-  if (!extra) return {};
+/** What the worker gets as extra_data: nothing when the client sent none, as a client of the worker would. */
+export function forwardExtraData(extra: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!extra) return undefined;
   const { api_key_platform_org: key, ...rest } = extra;
   // The worker's partner nodes read the vendor's name for the key.
   return typeof key === 'string' ? { ...rest, api_key_comfy_org: key } : rest;
@@ -239,7 +240,8 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
     // Submitting before the socket is up would miss the first messages (not the end: cross-checks catch that).
     await worker.socket?.whenConnected(opts.socketWaitMs);
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    const payload = { prompt: workflow, client_id: opts.clientId, prompt_id: id, extra_data: forwardExtraData(job.extra_data) };
+    const extra_data = forwardExtraData(job.extra_data);
+    const payload = { prompt: workflow, client_id: opts.clientId, prompt_id: id, ...(extra_data ? { extra_data } : {}) };
     let res;
     try {
       // A worker that was only cut off still runs (or ran) the prompt: follow that run rather than start a second.
