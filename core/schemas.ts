@@ -28,7 +28,14 @@ export const filePath = v.pipe(
   v.check((p) => p.split('/').every((s) => s !== '..' && s !== '.' && s !== ''), 'must not contain empty, "." or ".." segments'),
 );
 
-const blake3 = v.pipe(v.string(), v.trim(), v.toLowerCase(), v.regex(HASH_PATTERN, 'must be blake3:<64 hex digits>'));
+/**
+ * A hash a client names bytes by. Not checked against HASH_PATTERN: one that
+ * is not `blake3:<64 hex digits>` names no bytes the service has, so it is
+ * answered as such (404 blob_not_found, 409 hash_mismatch), not as a 422.
+ * Bounded all the same, since refusals echo it.
+ */
+const clientHash = (description: string) =>
+  v.pipe(v.string('must be a string'), v.trim(), v.maxLength(1024, 'must be at most 1024 characters'), v.description(description));
 
 const tags = v.pipe(
   v.array(v.pipe(v.string(), v.minLength(1, 'tags must not be empty'), v.maxLength(64, 'a tag is at most 64 characters'))),
@@ -46,14 +53,16 @@ const expiresIn = v.pipe(
 export const UploadFields = v.object({
   content_type: v.pipe(v.string('is required'), v.minLength(1, 'is required'), mediaType),
   file_path: v.pipe(v.string('is required'), filePath),
-  expected_hash: v.optional(blake3),
+  expected_hash: v.optional(
+    clientHash('blake3:<hex> of the bytes, verified: any other value (malformed included) is 409 hash_mismatch; empty means not given'),
+  ),
   tags: v.optional(tags, []),
   expires_in: v.optional(expiresIn),
 });
 export type UploadFields = v.InferOutput<typeof UploadFields>;
 
 export const FromHashBody = v.object({
-  hash: v.pipe(v.string('is required'), blake3),
+  hash: v.pipe(v.string('is required'), clientHash('blake3:<hex>; a hash of no blob the caller holds (malformed included) is 404 blob_not_found')),
   file_path: v.optional(filePath),
   tags: v.optional(tags, []),
   expires_in: v.optional(expiresIn),

@@ -51,7 +51,7 @@ export const OPERATIONS: Record<string, Record<string, unknown>> = {
       '201': asset('New blob stored; asset minted.'),
       '200': asset('Bytes deduplicated to an existing blob; asset minted over it.'),
       '400': error('malformed_request'),
-      '409': error('hash_mismatch (with Retry-After)'),
+      '409': error('hash_mismatch (with Retry-After): expected_hash, whatever its form, is not the computed hash'),
       '413': error('payload_too_large'),
       '415': error('unsupported_media_type'),
       '422': error('invalid_request or idempotency_key_reuse'),
@@ -66,8 +66,8 @@ export const OPERATIONS: Record<string, Record<string, unknown>> = {
     responses: {
       '201': asset('Asset minted over the existing blob.'),
       '200': asset('An identical reference already existed; returned as-is.'),
-      '404': error('blob_not_found'),
-      '422': error('invalid_request'),
+      '404': error('blob_not_found: no blob the caller may mint from, a malformed hash included'),
+      '422': error('invalid_request (hash missing or not a string, a bad file_path, tags or expires_in) or idempotency_key_reuse'),
       ...common,
     },
   },
@@ -75,7 +75,7 @@ export const OPERATIONS: Record<string, Record<string, unknown>> = {
     operationId: 'headAssetByHash',
     summary: 'Whether the account can mint from this blob',
     parameters: [{ name: 'hash', in: 'path', required: true, schema: { type: 'string' } }],
-    responses: { '200': { description: 'Mintable.' }, '404': { description: 'Not mintable.' }, ...common },
+    responses: { '200': { description: 'Mintable.' }, '404': { description: 'Not mintable (a malformed hash included).' }, ...common },
   },
   'GET /api/v2/assets/:id': {
     operationId: 'getAsset',
