@@ -4,7 +4,7 @@
 // refusals are rendered by the v2 surface (core/v2/errors.ts).
 import { isRecord } from '../../lib/is-record.ts';
 import type { ServiceContext } from '../context.ts';
-import { invalid } from '../errors.ts';
+import { ApiError, invalid } from '../errors.ts';
 import { mountPrefix } from '../http/links.ts';
 import { readJson } from '../http/read-json.ts';
 import { EXTRA_DATA_KEYS, JobSubmission, validate } from '../schemas.ts';
@@ -15,16 +15,25 @@ import { depthExceeds, MAX_WORKFLOW_DEPTH } from './workflow-depth.ts';
 /** Reserved for later versions of the contract; refused so clients cannot come to rely on them being ignored. */
 const RESERVED = ['webhook_url', 'inputs'];
 
+/**
+ * A body that carries no runnable workflow. The contract's 422 codes for this
+ * operation are invalid_workflow, workflow_format_ui, missing_asset and
+ * idempotency_key_reuse, so these are invalid_workflow, with the field named
+ * as invalid_request would name it.
+ */
+const noWorkflow = (message: string, field: string, reason: string) => new ApiError('invalid_workflow', message, { field, reason });
+
 function checkEnvelope(body: unknown): void {
-  if (!isRecord(body)) throw invalid('The body must be a JSON object with a "workflow".', '(body)', 'must be an object');
-  if (Array.isArray(body.workflow)) {
-    throw invalid('workflow: must be an object of nodes keyed by node id, not an array', 'workflow', 'must be an object');
+  if (!isRecord(body)) throw noWorkflow('The body must be a JSON object with a "workflow".', '(body)', 'must be an object');
+  if (!isRecord(body.workflow)) {
+    const reason = body.workflow === undefined ? 'is required' : 'must be an object';
+    throw noWorkflow(`workflow: ${reason}: the API-format graph, an object of nodes keyed by node id`, 'workflow', reason);
   }
   if (depthExceeds(body.workflow, MAX_WORKFLOW_DEPTH)) {
-    throw invalid(`workflow: nested deeper than ${MAX_WORKFLOW_DEPTH} levels`, 'workflow', 'too deeply nested');
+    throw noWorkflow(`workflow: nested deeper than ${MAX_WORKFLOW_DEPTH} levels`, 'workflow', 'too deeply nested');
   }
   for (const field of RESERVED) {
-    if (field in body) throw invalid(`${field}: is reserved and not accepted yet`, field, 'reserved');
+    if (field in body) throw noWorkflow(`${field}: is reserved and not accepted yet`, field, 'reserved');
   }
   if (isRecord(body.extra_data)) {
     for (const key of Object.keys(body.extra_data)) {

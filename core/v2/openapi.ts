@@ -120,7 +120,9 @@ export const OPERATIONS: Record<string, Record<string, unknown>> = {
       '402': error('insufficient_credits'),
       '413': error('payload_too_large'),
       '415': error('unsupported_media_type'),
-      '422': error('invalid_request, invalid_workflow (details.node_errors), workflow_format_ui, missing_asset or idempotency_key_reuse'),
+      '422': error(
+        'invalid_workflow (details.node_errors; or details.field for a body without a workflow object and for the reserved webhook_url and inputs), workflow_format_ui, missing_asset, idempotency_key_reuse, or invalid_request (extra_data)',
+      ),
       '429': error('queue_full (with Retry-After)'),
       ...common,
     },
