@@ -56,7 +56,7 @@ export async function jobView(ctx: ServiceContext, request: Request, job: JobSum
   const [position, outputs] =
     wantsPosition || wantsOutputs
       ? await Promise.all([
-          wantsPosition ? ctx.metadata.countQueuedBefore(job.seq) : (opts.queuePosition ?? null),
+          wantsPosition ? ctx.metadata.countQueuedBefore(job) : (opts.queuePosition ?? null),
           wantsOutputs ? ctx.metadata.listJobAssets(job.account_id, job.id) : (opts.outputs ?? []),
         ])
       : [opts.queuePosition ?? null, opts.outputs ?? []];
