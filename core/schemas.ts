@@ -78,11 +78,39 @@ export const ExtraData = v.strictObject({
   api_key_comfy_org: v.optional(v.pipe(v.string('must be a string'), v.maxLength(4096, 'must be at most 4096 characters'))),
 });
 
-/** Body of POST /api/v2/jobs. Reserved fields are refused before this schema runs. */
+/** Bounds of `priority` on POST /api/v2/jobs: wide enough for clients of other implementations that take a million either way. */
+export const MAX_PRIORITY = 1_000_000;
+/** Bytes of `metadata` on POST /api/v2/jobs, as JSON (UTF-8): a label, not a payload. */
+export const MAX_METADATA_BYTES = 16 * 1024;
+
+/**
+ * Body of POST /api/v2/jobs. Reserved fields, a workflow that is not an
+ * object (v.record would take an array) and metadata that is not a small
+ * object are refused before this schema runs (jobs/submit.ts); both objects
+ * are then kept as sent.
+ */
 export const JobSubmission = v.object({
-  // An array is refused before this runs (jobs/submit.ts): v.record would take it as an object.
   workflow: v.record(v.string(), v.unknown(), 'must be an object of nodes keyed by node id'),
   extra_data: v.optional(ExtraData),
+  priority: v.nullish(
+    v.pipe(
+      v.number('must be an integer'),
+      v.integer('must be an integer'),
+      v.minValue(-MAX_PRIORITY, `must be at least -${MAX_PRIORITY}`),
+      v.maxValue(MAX_PRIORITY, `must be at most ${MAX_PRIORITY}`),
+      v.description(
+        "Default 0. Higher starts first within the account's queue, FIFO within a priority; accounts still take turns. An addition to the contract.",
+      ),
+    ),
+  ),
+  metadata: v.nullish(
+    v.pipe(
+      v.record(v.string(), v.unknown(), 'must be a JSON object'),
+      v.description(
+        `Any JSON object of at most ${MAX_METADATA_BYTES} bytes (serialized), stored with the job and shown on it. An addition to the contract.`,
+      ),
+    ),
+  ),
 });
 export type JobSubmission = v.InferOutput<typeof JobSubmission>;
 
