@@ -28,7 +28,14 @@ export const filePath = v.pipe(
   v.check((p) => p.split('/').every((s) => s !== '..' && s !== '.' && s !== ''), 'must not contain empty, "." or ".." segments'),
 );
 
-const blake3 = v.pipe(v.string(), v.trim(), v.toLowerCase(), v.regex(HASH_PATTERN, 'must be blake3:<64 hex digits>'));
+/**
+ * A hash a client names bytes by. Not checked against HASH_PATTERN: one that
+ * is not `blake3:<64 hex digits>` names no bytes the service has, so it is
+ * answered as such (404 blob_not_found, 409 hash_mismatch), not as a 422.
+ * Bounded all the same, since refusals echo it.
+ */
+const clientHash = (description: string) =>
+  v.pipe(v.string('must be a string'), v.trim(), v.maxLength(1024, 'must be at most 1024 characters'), v.description(description));
 
 const tags = v.pipe(
   v.array(v.pipe(v.string(), v.minLength(1, 'tags must not be empty'), v.maxLength(64, 'a tag is at most 64 characters'))),
@@ -46,14 +53,16 @@ const expiresIn = v.pipe(
 export const UploadFields = v.object({
   content_type: v.pipe(v.string('is required'), v.minLength(1, 'is required'), mediaType),
   file_path: v.pipe(v.string('is required'), filePath),
-  expected_hash: v.optional(blake3),
+  expected_hash: v.optional(
+    clientHash('blake3:<hex> of the bytes, verified: any other value (malformed included) is 409 hash_mismatch; empty means not given'),
+  ),
   tags: v.optional(tags, []),
   expires_in: v.optional(expiresIn),
 });
 export type UploadFields = v.InferOutput<typeof UploadFields>;
 
 export const FromHashBody = v.object({
-  hash: v.pipe(v.string('is required'), blake3),
+  hash: v.pipe(v.string('is required'), clientHash('blake3:<hex>; a hash of no blob the caller holds (malformed included) is 404 blob_not_found')),
   file_path: v.optional(filePath),
   tags: v.optional(tags, []),
   expires_in: v.optional(expiresIn),
@@ -69,11 +78,39 @@ export const ExtraData = v.strictObject({
   api_key_comfy_org: v.optional(v.pipe(v.string('must be a string'), v.maxLength(4096, 'must be at most 4096 characters'))),
 });
 
-/** Body of POST /api/v2/jobs. Reserved fields are refused before this schema runs. */
+/** Bounds of `priority` on POST /api/v2/jobs: wide enough for clients of other implementations that take a million either way. */
+export const MAX_PRIORITY = 1_000_000;
+/** Bytes of `metadata` on POST /api/v2/jobs, as JSON (UTF-8): a label, not a payload. */
+export const MAX_METADATA_BYTES = 16 * 1024;
+
+/**
+ * Body of POST /api/v2/jobs. Reserved fields, a workflow that is not an
+ * object (v.record would take an array) and metadata that is not a small
+ * object are refused before this schema runs (jobs/submit.ts); both objects
+ * are then kept as sent.
+ */
 export const JobSubmission = v.object({
-  // An array is refused before this runs (jobs/submit.ts): v.record would take it as an object.
   workflow: v.record(v.string(), v.unknown(), 'must be an object of nodes keyed by node id'),
   extra_data: v.optional(ExtraData),
+  priority: v.nullish(
+    v.pipe(
+      v.number('must be an integer'),
+      v.integer('must be an integer'),
+      v.minValue(-MAX_PRIORITY, `must be at least -${MAX_PRIORITY}`),
+      v.maxValue(MAX_PRIORITY, `must be at most ${MAX_PRIORITY}`),
+      v.description(
+        "Default 0. Higher starts first within the account's queue, FIFO within a priority; accounts still take turns. An addition to the contract.",
+      ),
+    ),
+  ),
+  metadata: v.nullish(
+    v.pipe(
+      v.record(v.string(), v.unknown(), 'must be a JSON object'),
+      v.description(
+        `Any JSON object of at most ${MAX_METADATA_BYTES} bytes (serialized), stored with the job and shown on it. An addition to the contract.`,
+      ),
+    ),
+  ),
 });
 export type JobSubmission = v.InferOutput<typeof JobSubmission>;
 

@@ -200,20 +200,24 @@ describe.each(MODES)('bad upload input (%s)', (mode) => {
     await expectEnvelope(await postRaw(h, build('bnd'), MP('bnd')), 422, 'invalid_request');
   });
 
+  // Not 64 hex digits cannot equal the computed hash: a mismatch like any other, not a malformed field.
   it.each([
     'abc',
+    'blake3:nope',
     'blake3:xyz',
     `blake3:${'a'.repeat(63)}`,
     `blake3:${'a'.repeat(65)}`,
     `sha256:${'a'.repeat(64)}`,
     'a'.repeat(64),
     `blake3:${'g'.repeat(64)}`,
-  ])('expected_hash %s is 422 invalid_request', async (hash) => {
+  ])('expected_hash %s is 409 hash_mismatch naming both hashes, storing nothing', async (hash) => {
     await start();
-    const { res, body } = await upload(h, randomBytes(2000), { expected_hash: hash });
-    expect(res.status).toBe(422);
-    expect(body.error.code).toBe('invalid_request');
-    expect(JSON.stringify(body.error.details)).toContain('expected_hash');
+    const bytes = randomBytes(2000);
+    const { res, body } = await upload(h, bytes, { expected_hash: hash });
+    expect(res.status).toBe(409);
+    expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(body.error.code).toBe('hash_mismatch');
+    expect(body.error.details).toEqual({ expected_hash: hash, computed_hash: await blake3Of(bytes) });
   });
 
   it.each([
@@ -274,17 +278,19 @@ describe.each(MODES)('bad ids, hashes and JSON bodies (%s)', (mode) => {
     await expectEnvelope(res, res.status, res.status === 400 ? 'malformed_request' : 'not_found');
   });
 
-  it.each(['abc', 'blake3:xyz', `blake3:${'a'.repeat(63)}`, `sha256:${'a'.repeat(64)}`, 'a'.repeat(64)])(
-    'HEAD by-hash %s is 422 without a body',
+  // A hash that is not blake3:<64 hex digits> names no blob: simply not found, as the contract lists.
+  it.each(['abc', 'blake3:nope', 'blake3:xyz', `blake3:${'a'.repeat(63)}`, `sha256:${'a'.repeat(64)}`, 'a'.repeat(64)])(
+    'HEAD by-hash %s is 404 without a body; from-hash of it is 404 blob_not_found',
     async (hash) => {
       h = await startHarness(mode);
-      expect(await headByHash(h, hash)).toBe(422);
+      expect(await headByHash(h, hash)).toBe(404);
+      const err = await expectEnvelope(await fromHash(h, { hash }), 404, 'blob_not_found');
+      expect(err.error.details).toBeUndefined();
     },
   );
 
   it.each([
     ['hash missing', { file_path: 'a.txt' }, 'hash'],
-    ['hash malformed', { hash: 'blake3:nothex' }, 'hash'],
     ['hash a number', { hash: 42 }, 'hash'],
     ['file_path escaping', { hash: `blake3:${'a'.repeat(64)}`, file_path: '../a' }, 'file_path'],
     ['file_path absolute', { hash: `blake3:${'a'.repeat(64)}`, file_path: '/a' }, 'file_path'],

@@ -184,6 +184,14 @@ describe.each(MODES)('asset upload (%s)', (mode) => {
     expect(body.hash).toBe(hash);
   });
 
+  it('an empty expected_hash (a form field left blank) is no claim', async () => {
+    await start();
+    const bytes = enc('unclaimed bytes');
+    const { res, body } = await upload(h, bytes, { expected_hash: '' });
+    expect(res.status).toBe(201);
+    expect(body.hash).toBe(await blake3Of(bytes));
+  });
+
   it('a differing expected_hash is 409 hash_mismatch with Retry-After, storing nothing', async () => {
     await start();
     const bytes = randomBytes(200_000);

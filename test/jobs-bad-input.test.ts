@@ -90,14 +90,18 @@ describe.each(MODES)('POST /api/v2/jobs refusals (%s)', (mode) => {
       expect((await postJson(h, { workflow: sumWorkflow('n') })).status).toBe(201);
     });
 
-    it('422 invalid_request for a body that is not an object', async () => {
+    // The contract's 422 codes for this operation are invalid_workflow, workflow_format_ui,
+    // missing_asset and idempotency_key_reuse: a body that carries no workflow is the first.
+    it('422 invalid_workflow for a body that is not an object', async () => {
       await start();
       for (const body of [[], [{ workflow: sumWorkflow('n') }], 'workflow', 42, null, true]) {
-        await expectEnvelope(await postJson(h, body), 422, 'invalid_request');
+        const res = await expectEnvelope(await postJson(h, body), 422, 'invalid_workflow');
+        expect(res.error.details).toEqual({ field: '(body)', reason: 'must be an object' });
+        expect(res.error.message).toMatch(/workflow/);
       }
     });
 
-    it('422 invalid_request (details.field workflow) when workflow is missing or not an object', async () => {
+    it('422 invalid_workflow (details.field workflow) when workflow is missing or not an object', async () => {
       await start();
       // An array of nodes is not the API format either, even one whose indices work as node ids.
       const arrayOfNodes = [
@@ -113,20 +117,22 @@ describe.each(MODES)('POST /api/v2/jobs refusals (%s)', (mode) => {
         { workflow: [] },
         { workflow: arrayOfNodes },
       ]) {
-        const res = await expectEnvelope(await postJson(h, body), 422, 'invalid_request');
+        const res = await expectEnvelope(await postJson(h, body), 422, 'invalid_workflow');
         expect(res.error.details?.field, JSON.stringify(body)).toBe('workflow');
+        expect(res.error.message).toMatch(/^workflow: /);
       }
     });
 
-    it('422 invalid_request for the reserved webhook_url and inputs, naming the field', async () => {
+    it('422 invalid_workflow for the reserved webhook_url and inputs, naming the field', async () => {
       await start();
       for (const [field, value] of [
         ['webhook_url', 'https://example.com/hook'],
         ['inputs', { seed: 1 }],
         ['webhook_url', null],
       ] as const) {
-        const res = await expectEnvelope(await postJson(h, { workflow: sumWorkflow('n'), [field]: value }), 422, 'invalid_request');
-        expect(res.error.details?.field).toBe(field);
+        const res = await expectEnvelope(await postJson(h, { workflow: sumWorkflow('n'), [field]: value }), 422, 'invalid_workflow');
+        expect(res.error.details).toEqual({ field, reason: 'reserved' });
+        expect(res.error.message).toContain(field);
       }
     });
 

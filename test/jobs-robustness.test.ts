@@ -204,6 +204,6 @@ describe('v2 jobs: robustness', () => {
     const body = `{"workflow":{"s":{"class_type":"ShowAny","inputs":{"value":{"__value__":${deep}}}}}}`;
     const { res, body: answer } = await submit(h, body);
     expect(res.status).toBe(422);
-    expect(answer.error).toMatchObject({ code: 'invalid_request', details: { field: 'workflow' } });
+    expect(answer.error).toMatchObject({ code: 'invalid_workflow', details: { field: 'workflow', reason: 'too deeply nested' } });
   });
 });

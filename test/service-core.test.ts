@@ -80,6 +80,31 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/api/v2/jobs'].post.responses['201'].content['application/json'].schema.$ref).toBe('#/components/schemas/Job');
     await service.close();
   });
+
+  it('documents the additions: the listing and its page, priority and metadata on submission, and the fields they add to the Job', async () => {
+    const { service, get } = await setup();
+    const doc = (await (await get('/api/v2/openapi.json')).json()) as any;
+    const listing = doc.paths['/api/v2/jobs'].get;
+    expect(listing.operationId).toBe('listJobs');
+    expect(listing.parameters.map((p: any) => p.name)).toEqual(['status', 'limit', 'cursor']);
+    expect(listing.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/JobList');
+    expect(doc.components.schemas.JobList.properties.jobs.items.$ref).toBe('#/components/schemas/Job');
+    expect(doc.components.schemas.JobList.required).toEqual(['jobs', 'next_cursor']);
+    const submission = doc.paths['/api/v2/jobs'].post.requestBody.content['application/json'].schema;
+    expect(submission.properties.priority).toMatchObject({ minimum: -1_000_000, maximum: 1_000_000 });
+    expect(submission.properties.metadata).toMatchObject({ type: 'object' });
+    expect(submission.required).toEqual(['workflow']);
+    const job = doc.components.schemas.Job;
+    expect(job.properties.priority.type).toBe('integer');
+    expect(job.properties.outputs_reused.type).toBe('boolean');
+    expect(job.properties.outputs_reused.description).toMatch(/earlier run/);
+    expect(job.required).toEqual(expect.arrayContaining(['priority', 'metadata', 'outputs_reused']));
+    // One page as served matches what is documented.
+    const res = await get('/api/v2/jobs');
+    const page = (await res.json()) as Record<string, unknown>;
+    expect(Object.keys(page).sort()).toEqual(Object.keys(doc.components.schemas.JobList.properties).sort());
+    await service.close();
+  });
 });
 
 describe('lazily computed hash', () => {

@@ -4,8 +4,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryBlobStore } from '../storage/memory/index.ts';
+import { migrations } from '../storage/sql/migrations.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 import { metadataStoreSuite } from './suites/metadata-store.ts';
 
@@ -57,9 +59,10 @@ describe('sqlite storage specifics', () => {
     await store.listQueuedJobs('acc', 10);
     await store.listAccountsWithQueuedJobs(10);
     await store.listAccountJobs('acc', { statuses: all, limit: 10 });
+    await store.listAccountJobs('acc', { statuses: all, limit: 10, before_seq: 3 });
     await store.listAccountJobs('acc', { statuses: all, sort: 'execution_time', output_type: 'image', expires_after: 0, limit: 10 });
     await store.countAccountJobs('acc', { statuses: all });
-    await store.countQueuedBefore(10);
+    await store.countQueuedBefore({ seq: 10, account_id: 'acc', priority: 0 });
     await store.expireJobs(all, 5, 10);
     const jobReads = () => prepared.filter((sql) => /^\s*select\b.*"jobs"/i.test(sql));
     /** Reads of jobs' rows whole or of their workflow. */
@@ -71,6 +74,83 @@ describe('sqlite storage specifics', () => {
       { id: 'b', workflow },
     ]);
     expect(workflowReads()).toHaveLength(1);
+    await storage.close();
+  });
+
+  it('the queue pick, the newest-first listing and queue_position read along an index: no scan, no sort', async () => {
+    const database = new BetterSqlite3(join(dir, 'plans.sqlite'));
+    const reads: Array<[sql: string, parameters: unknown[]]> = [];
+    // Statements whose runs are recorded with their parameters, to ask SQLite for the plan of each afterwards.
+    const recording = {
+      prepare(sql: string) {
+        const stmt = database.prepare(sql);
+        return new Proxy(stmt, {
+          get(target, key) {
+            const value = Reflect.get(target, key, target);
+            if (typeof value !== 'function') return value;
+            return (...args: unknown[]) => {
+              if (['all', 'iterate', 'get'].includes(String(key)) && /^\s*select\b.*"jobs"/i.test(sql)) reads.push([sql, args.flat()]);
+              return value.apply(target, args);
+            };
+          },
+        });
+      },
+      exec: (sql: string) => database.exec(sql),
+      close: () => database.close(),
+    };
+    const storage = await createSqliteStorage({ filename: 'ignored', blobs: createMemoryBlobStore(), database: recording });
+    const store = storage.metadata;
+    for (let i = 0; i < 30; i++) {
+      await store.createJob({
+        id: `j${i}`,
+        account_id: `acc${i % 3}`,
+        status: 'queued',
+        workflow: {},
+        created_at: 1,
+        expires_at: 2,
+        priority: i % 4,
+      });
+    }
+    reads.length = 0;
+    await store.listQueuedJobs('acc1', 5);
+    await store.listAccountJobs('acc1', { statuses: ['queued', 'running'], limit: 21 });
+    await store.listAccountJobs('acc1', { statuses: ['queued', 'succeeded', 'failed'], limit: 21, before_seq: 20 });
+    await store.countQueuedBefore({ seq: 20, account_id: 'acc1', priority: 2 });
+    expect(reads).toHaveLength(5);
+    for (const [sql, parameters] of reads) {
+      const plan = database
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        .all(...parameters)
+        .map((row) => (row as { detail: string }).detail);
+      expect(plan, sql).toEqual([expect.stringMatching(/^SEARCH jobs USING (COVERING )?INDEX /)]);
+    }
+    await storage.close();
+  });
+
+  it('a database from before priorities gains them: its jobs read priority 0, no metadata, outputs not reused', async () => {
+    const filename = join(dir, 'before-priorities.sqlite');
+    const database = new BetterSqlite3(filename);
+    const old = new Kysely<any>({ dialect: new SqliteDialect({ database }) });
+    const before = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < '0005'));
+    const { error } = await new Migrator({ db: old, provider: { getMigrations: async () => before } }).migrateToLatest();
+    expect(error).toBeUndefined();
+    const row = { account_id: 'acc', status: 'queued', workflow: '{}', created_at: 1, expires_at: 2, attempts: 0 };
+    await old
+      .insertInto('jobs')
+      .values([
+        { ...row, id: 'old1', seq: 1 },
+        { ...row, id: 'old2', seq: 2 },
+      ])
+      .execute();
+    await old.insertInto('counters').values({ name: 'job_seq', value: 2 }).execute();
+    await old.destroy();
+
+    const storage = await createSqliteStorage({ filename, blobs: createMemoryBlobStore() });
+    const store = storage.metadata;
+    expect(await store.getJobById('old1')).toMatchObject({ seq: 1, priority: 0, metadata: null, outputs_reused: false });
+    const urgent = await store.createJob({ id: 'new', account_id: 'acc', status: 'queued', workflow: {}, created_at: 3, expires_at: 4, priority: 1 });
+    expect(urgent.seq).toBe(3);
+    expect((await store.listQueuedJobs('acc', 10)).map((j) => j.id)).toEqual(['new', 'old1', 'old2']);
     await storage.close();
   });
 

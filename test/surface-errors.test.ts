@@ -56,7 +56,7 @@ describe.each(MODES)('error shapes by surface (%s)', (mode) => {
   });
 
   it('v2 and paths of no surface keep the envelope; HEAD answers carry no body', async () => {
-    const wrong = await h.fetch('/api/v2/jobs', { method: 'GET' });
+    const wrong = await h.fetch('/api/v2/jobs', { method: 'DELETE' });
     expect(wrong.status).toBe(405);
     shapes.v2(await wrong.json(), 'method_not_allowed');
     const unknown = await h.fetch('/nowhere');

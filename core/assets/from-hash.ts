@@ -1,9 +1,11 @@
 // POST /api/v2/assets/from-hash and HEAD /api/v2/assets/by-hash/{hash}: the
 // zero-byte fast path. A hash resolves only to bytes this service hashed and
-// the caller already holds an asset over; "absent" and "not yours" look alike.
+// the caller already holds an asset over; "absent" and "not yours" look alike,
+// and so does a hash that is not `blake3:<64 hex digits>`: it names no blob,
+// and the contract answers these operations with 404, never 422.
 import type { AccountRecord, AssetRecord } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
-import { ApiError, invalid } from '../errors.ts';
+import { ApiError } from '../errors.ts';
 import { parseHash } from '../hash.ts';
 import { readJson } from '../http/read-json.ts';
 import { withIdempotency } from '../idempotency.ts';
@@ -13,15 +15,15 @@ import { assetView } from './view.ts';
 
 const sameTags = (a: string[], b: string[]) => a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');
 
-async function mintableAssets(ctx: ServiceContext, account: AccountRecord, hash: string): Promise<AssetRecord[]> {
-  return ctx.metadata.listAssetsByHash(account.id, hash, ctx.now());
+/** The caller's live assets over the blob of this client-written hash; none for a malformed one. */
+async function mintableAssets(ctx: ServiceContext, account: AccountRecord, rawHash: string): Promise<AssetRecord[]> {
+  const hash = parseHash(rawHash);
+  return hash === null ? [] : ctx.metadata.listAssetsByHash(account.id, hash, ctx.now());
 }
 
 export async function headByHash(request: Request, ctx: ServiceContext, rawHash: string): Promise<Response> {
   const account = await ctx.auth.authenticate(request);
-  const hash = parseHash(rawHash);
-  if (!hash) throw invalid('hash: must be blake3:<64 hex digits>', 'hash', 'invalid format');
-  const found = await mintableAssets(ctx, account, hash);
+  const found = await mintableAssets(ctx, account, rawHash);
   return new Response(null, { status: found.length > 0 ? 200 : 404 });
 }
 
@@ -49,7 +51,7 @@ export async function assetFromHash(request: Request, ctx: ServiceContext): Prom
     // above may be stale by then (a delete and collection in between).
     const result = await mintAsset(
       ctx,
-      { hash: body.hash, size: existing[0].size_bytes, key: existing[0].blob_key },
+      { hash: existing[0].hash ?? body.hash, size: existing[0].size_bytes, key: existing[0].blob_key },
       {
         account_id: account.id,
         content_type: existing[0].content_type,

@@ -4,6 +4,7 @@
 
 import type { ServiceContext } from '../context.ts';
 import { ApiError, invalid } from '../errors.ts';
+import { parseHash } from '../hash.ts';
 import { MultipartError, MultipartLimitError, multipartBoundary, parseMultipart, readPartText } from '../http/multipart.ts';
 import { withIdempotency } from '../idempotency.ts';
 import { UploadFields, validate } from '../schemas.ts';
@@ -75,11 +76,14 @@ export async function uploadAsset(request: Request, ctx: ServiceContext): Promis
         tags,
       });
       if (!staged) throw invalid('file: is required', 'file', 'is required');
-      if (fields.expected_hash !== undefined && fields.expected_hash !== staged.hash) {
+      // Compared in the normal form (any case); a value that is no blake3 hash at all
+      // differs from the computed one like any other. An empty field is no claim.
+      const expected = fields.expected_hash || undefined;
+      if (expected !== undefined && (parseHash(expected) ?? expected) !== staged.hash) {
         throw new ApiError(
           'hash_mismatch',
           'The uploaded bytes do not match expected_hash; nothing was stored.',
-          { expected_hash: fields.expected_hash, computed_hash: staged.hash },
+          { expected_hash: expected, computed_hash: staged.hash },
           { 'Retry-After': '1' },
         );
       }

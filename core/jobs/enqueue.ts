@@ -11,6 +11,8 @@ export interface Enqueue {
   extra?: Record<string, unknown>;
   /** A job id the client chose; it must not be in use (a duplicate makes createJob throw). */
   id?: string;
+  priority?: number;
+  metadata?: Record<string, unknown> | null;
 }
 
 /**
@@ -21,7 +23,7 @@ export async function enqueueJob(
   ctx: ServiceContext,
   request: Request,
   account: AccountRecord,
-  { workflow, extra, id = crypto.randomUUID() }: Enqueue,
+  { workflow, extra, id = crypto.randomUUID(), priority = 0, metadata = null }: Enqueue,
 ): Promise<{ job: JobSummary; ahead: number }> {
   return withIdempotency(ctx, request, account, async (commitment) => {
     const ahead = await ctx.jobs.scheduler.admit(account.id);
@@ -35,6 +37,8 @@ export async function enqueueJob(
         account_id: account.id,
         status: 'queued',
         workflow,
+        priority,
+        metadata,
         created_at: now,
         expires_at: now + ctx.config.jobRetentionMs,
       });

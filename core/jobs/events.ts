@@ -72,7 +72,7 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
   async function status(force: boolean) {
     const row = await ctx.metadata.getJob(account.id, job.id);
     if (!row || !isRetained(row, ctx.now())) return finish();
-    const position = row.status === 'queued' ? await ctx.metadata.countQueuedBefore(row.seq) : null;
+    const position = row.status === 'queued' ? await ctx.metadata.countQueuedBefore(row) : null;
     if (force || !last || last.status !== row.status || last.position !== position) {
       last = { status: row.status, position };
       const view = await jobView(ctx, request, row, { queuePosition: position });

@@ -58,6 +58,23 @@ export const JobSchema = v.object({
   outputs: v.array(OutputSchema),
   error: v.nullable(JobErrorSchema),
   metrics: v.object({ queue_ms: nullableInt, execution_ms: nullableInt }),
+  // Additions to the contract's Job (v2 grows additively): what the submission
+  // asked for, and what the engine did with the job's nodes.
+  priority: v.pipe(
+    v.number(),
+    v.integer(),
+    v.description("As submitted (default 0): higher starts first within the account's queue, FIFO within a priority."),
+  ),
+  metadata: v.pipe(
+    v.nullable(v.record(v.string(), v.unknown())),
+    v.description('The JSON object submitted as metadata, as given; null when none was.'),
+  ),
+  outputs_reused: v.pipe(
+    v.boolean(),
+    v.description(
+      "True when the engine answered at least one of the job's nodes from results of an earlier run (its cache) instead of computing it; false until then, and for a job that computed every node. Outputs are still the job's own assets.",
+    ),
+  ),
   urls: v.object({ self: v.string(), events: v.string(), cancel: v.string() }),
 });
 

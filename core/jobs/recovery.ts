@@ -24,7 +24,11 @@ export async function recoverInterruptedJobs(ctx: ServiceBase, policy: 'rerun' |
       if (job.status === 'canceling') {
         ok = await ctx.metadata.transitionJob(job.id, 'canceling', transition('canceling', 'canceled'), { completed_at: now });
       } else if (policy === 'rerun') {
-        ok = await ctx.metadata.transitionJob(job.id, 'running', transition('running', 'requeue'), { started_at: null, progress: null });
+        ok = await ctx.metadata.transitionJob(job.id, 'running', transition('running', 'requeue'), {
+          started_at: null,
+          progress: null,
+          outputs_reused: false,
+        });
       } else {
         ok = await ctx.metadata.transitionJob(job.id, 'running', transition('running', 'fail'), {
           completed_at: now,

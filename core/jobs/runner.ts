@@ -15,6 +15,7 @@ import type { AccountEvent, JobHub, PreviewPayload } from './hub.ts';
 import { EXPIRED_ERROR, INTERRUPTED_ERROR, jobError } from './job-errors.ts';
 import { commitJobOutput, readJobAsset, toOutputAsset } from './outputs.ts';
 import { createProgressTracker, type Progress, type ProgressTracker } from './progress.ts';
+import { createReuseTracker } from './reuse.ts';
 import { transition } from './state-machine.ts';
 import { createThrottle } from './throttle.ts';
 import { countNodesToRun, resolveAssetRefs } from './workflow-check.ts';
@@ -86,23 +87,26 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
     job: JobSummary,
     outcome: Outcome,
     tracker: ProgressTracker,
+    outputsReused: boolean,
   ): Promise<{ status: string; error: Record<string, unknown> | null } | null> {
     const now = ctx.now();
+    // The last progress save may not have landed (throttled, canceled): the end says it again.
+    const reused = { outputs_reused: outputsReused };
     // Tried in order: the row is `running`, or `canceling` if a cancel came in meanwhile.
     const moves: Array<[from: 'running' | 'canceling', to: string, patch: Record<string, unknown>]> = [];
     switch (outcome.kind) {
       case 'succeeded': {
-        const patch = { completed_at: now, progress: { ...tracker.finish() } };
+        const patch = { completed_at: now, progress: { ...tracker.finish() }, ...reused };
         moves.push(['running', transition('running', 'succeed'), patch], ['canceling', transition('canceling', 'succeed'), patch]);
         break;
       }
       case 'failed': {
-        const patch = { completed_at: now, progress: { ...tracker.snapshot() }, error: outcome.error };
+        const patch = { completed_at: now, progress: { ...tracker.snapshot() }, error: outcome.error, ...reused };
         moves.push(['running', transition('running', 'fail'), patch], ['canceling', transition('canceling', 'fail'), patch]);
         break;
       }
       case 'canceled':
-        moves.push(['canceling', transition('canceling', 'canceled'), { completed_at: now, progress: { ...tracker.snapshot() } }]);
+        moves.push(['canceling', transition('canceling', 'canceled'), { completed_at: now, progress: { ...tracker.snapshot() }, ...reused }]);
         break;
       case 'expired':
         moves.push(['running', transition('running', 'fail'), { completed_at: now, error: EXPIRED_ERROR }]);
@@ -111,7 +115,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
         // Its work is lost with this process: it runs again from the start, or fails if the operator said so.
         moves.push(
           deps.interruptedJobs === 'rerun'
-            ? ['running', transition('running', 'requeue'), { started_at: null, progress: null }]
+            ? ['running', transition('running', 'requeue'), { started_at: null, progress: null, outputs_reused: false }]
             : ['running', transition('running', 'fail'), { completed_at: now, error: INTERRUPTED_ERROR }],
           ['canceling', transition('canceling', 'canceled'), { completed_at: now }],
         );
@@ -135,12 +139,14 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
     hub.announce(job, 'running');
     const live = (event: AccountEvent) => hub.publishAccount(job.account_id, event);
     let tracker = createProgressTracker(0);
+    const reuse = createReuseTracker();
     let outcome: Outcome;
     let saving: Promise<void> = Promise.resolve();
     const progress = createThrottle<Progress>(
       (p) => {
+        const reused = reuse.reused;
         // Serialised, so an older snapshot can never land after a newer one.
-        saving = saving.then(() => ctx.metadata.saveProgress(job.id, { ...p })).catch((err) => log('progress save failed', job, err));
+        saving = saving.then(() => ctx.metadata.saveProgress(job.id, { ...p }, reused)).catch((err) => log('progress save failed', job, err));
         hub.publish(job.id, { type: 'progress', progress: { ...p } });
       },
       { intervalMs: deps.progressIntervalMs },
@@ -179,6 +185,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
             });
             return;
           }
+          reuse.update(event);
           const snapshot = tracker.update(event);
           if (snapshot) progress.push(snapshot);
         },
@@ -215,7 +222,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
     }
     let ended: Awaited<ReturnType<typeof settle>> = null;
     try {
-      ended = await settle(job, outcome, tracker);
+      ended = await settle(job, outcome, tracker, reuse.reused);
     } finally {
       active.delete(job.id);
       extraData.delete(job.id);

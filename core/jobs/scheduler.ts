@@ -9,7 +9,9 @@
 //   oldest queued job has the lowest `seq`. After each start the account
 //   goes to the back of that order, so accounts take turns: ten jobs from A
 //   cannot keep B's one job waiting for more than one free engine slot.
-// - Within an account jobs start strictly in `seq` order (FIFO).
+// - Within an account jobs start in the store's pick order: higher `priority`
+//   first, `seq` order (FIFO) within a priority. Priority orders one account's
+//   line only; it never lets an account jump the turns.
 // - A start is the compare-and-set queued -> running (started_at, attempts+1).
 //   A lost CAS means another instance took the job, or it was canceled: skip.
 //
@@ -103,6 +105,7 @@ export interface Scheduler {
 /** One account's line within a pass. */
 interface Lane {
   accountId: string;
+  /** Its oldest queued job's seq, then the seq of the job it starts next: only breaks ties between lanes. */
   headSeq: number;
   /** Starts left under the tier limit; undefined until looked up. */
   slots?: number;

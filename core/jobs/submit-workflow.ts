@@ -47,6 +47,10 @@ export interface Submission {
   extra_data?: PartnerKeyFields;
   /** A job id the client chose (a UUID, checked by the surface); a new one otherwise. */
   id?: string;
+  /** Pick order within the account's queue (checked by the surface); default 0. */
+  priority?: number;
+  /** The caller's object shown with the job (checked by the surface); default none. */
+  metadata?: Record<string, unknown> | null;
 }
 
 export interface Submitted {
@@ -59,7 +63,7 @@ export async function submitWorkflow(
   ctx: ServiceContext,
   request: Request,
   account: AccountRecord,
-  { workflow, extra_data, id }: Submission,
+  { workflow, extra_data, id, priority = 0, metadata = null }: Submission,
 ): Promise<Submitted> {
   const extra = partnerKey(ctx, extra_data);
   const problem = await checkWorkflow(ctx, account, workflow);
@@ -69,8 +73,12 @@ export async function submitWorkflow(
 
   if (id !== undefined && (await ctx.metadata.getJobById(id))) throw new JobIdInUseError(id);
   try {
-    const { job, ahead } = await enqueueJob(ctx, request, account, { workflow, extra, id });
-    return { job, queuePosition: ahead };
+    const { job, ahead } = await enqueueJob(ctx, request, account, { workflow, extra, id, priority, metadata });
+    // Admission counted every queued job as ahead, which holds in FIFO order and
+    // saves a count per submission; a job with a priority of its own is placed
+    // among its account's jobs by one. (A default job of an account that also has
+    // negative-priority jobs queued is shown those as ahead until its first poll.)
+    return { job, queuePosition: priority === 0 ? ahead : await ctx.metadata.countQueuedBefore(job) };
   } catch (err) {
     // Two submissions racing for one id: the loser's insert fails on the key.
     if (id !== undefined && !(err instanceof ApiError) && (await ctx.metadata.getJobById(id))) throw new JobIdInUseError(id);

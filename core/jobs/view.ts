@@ -56,7 +56,7 @@ export async function jobView(ctx: ServiceContext, request: Request, job: JobSum
   const [position, outputs] =
     wantsPosition || wantsOutputs
       ? await Promise.all([
-          wantsPosition ? ctx.metadata.countQueuedBefore(job.seq) : (opts.queuePosition ?? null),
+          wantsPosition ? ctx.metadata.countQueuedBefore(job) : (opts.queuePosition ?? null),
           wantsOutputs ? ctx.metadata.listJobAssets(job.account_id, job.id) : (opts.outputs ?? []),
         ])
       : [opts.queuePosition ?? null, opts.outputs ?? []];
@@ -77,6 +77,9 @@ export async function jobView(ctx: ServiceContext, request: Request, job: JobSum
       queue_ms: job.started_at === null ? null : job.started_at - job.created_at,
       execution_ms: job.started_at === null || job.completed_at === null ? null : job.completed_at - job.started_at,
     },
+    priority: job.priority,
+    metadata: job.metadata,
+    outputs_reused: job.outputs_reused,
     urls: { self, events: `${self}/events`, cancel: `${self}/cancel` },
   };
 }

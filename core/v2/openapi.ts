@@ -4,6 +4,7 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type { GenericSchema } from 'valibot';
 import { JobErrorSchema, JobSchema, JobWorkflowSchema, OutputSchema, ProgressSchema } from '../jobs/job-schema.ts';
+import { JOB_STATUSES } from '../jobs/state-machine.ts';
 import { AssetSchema, ErrorEnvelopeSchema, FromHashBody, JobSubmission, UploadFields } from '../schemas.ts';
 
 const schema = (s: GenericSchema) => {
@@ -51,7 +52,7 @@ export const OPERATIONS: Record<string, Record<string, unknown>> = {
       '201': asset('New blob stored; asset minted.'),
       '200': asset('Bytes deduplicated to an existing blob; asset minted over it.'),
       '400': error('malformed_request'),
-      '409': error('hash_mismatch (with Retry-After)'),
+      '409': error('hash_mismatch (with Retry-After): expected_hash, whatever its form, is not the computed hash'),
       '413': error('payload_too_large'),
       '415': error('unsupported_media_type'),
       '422': error('invalid_request or idempotency_key_reuse'),
@@ -66,8 +67,8 @@ export const OPERATIONS: Record<string, Record<string, unknown>> = {
     responses: {
       '201': asset('Asset minted over the existing blob.'),
       '200': asset('An identical reference already existed; returned as-is.'),
-      '404': error('blob_not_found'),
-      '422': error('invalid_request'),
+      '404': error('blob_not_found: no blob the caller may mint from, a malformed hash included'),
+      '422': error('invalid_request (hash missing or not a string, a bad file_path, tags or expires_in) or idempotency_key_reuse'),
       ...common,
     },
   },
@@ -75,7 +76,7 @@ export const OPERATIONS: Record<string, Record<string, unknown>> = {
     operationId: 'headAssetByHash',
     summary: 'Whether the account can mint from this blob',
     parameters: [{ name: 'hash', in: 'path', required: true, schema: { type: 'string' } }],
-    responses: { '200': { description: 'Mintable.' }, '404': { description: 'Not mintable.' }, ...common },
+    responses: { '200': { description: 'Mintable.' }, '404': { description: 'Not mintable (a malformed hash included).' }, ...common },
   },
   'GET /api/v2/assets/:id': {
     operationId: 'getAsset',
@@ -112,6 +113,8 @@ export const OPERATIONS: Record<string, Record<string, unknown>> = {
   'POST /api/v2/jobs': {
     operationId: 'postJobs',
     summary: 'Submit an API-format workflow; validated synchronously, durably queued',
+    description:
+      'Beyond the contract, the body also takes `priority` (an integer, higher starts first within the account) and `metadata` (a JSON object shown on the Job); both are echoed on the Job, with `outputs_reused`.',
     parameters: [idempotencyKey],
     requestBody: { required: true, content: { 'application/json': { schema: schema(JobSubmission) } } },
     responses: {
@@ -120,8 +123,40 @@ export const OPERATIONS: Record<string, Record<string, unknown>> = {
       '402': error('insufficient_credits'),
       '413': error('payload_too_large'),
       '415': error('unsupported_media_type'),
-      '422': error('invalid_request, invalid_workflow (details.node_errors), workflow_format_ui, missing_asset or idempotency_key_reuse'),
+      '422': error(
+        'invalid_workflow (details.node_errors; or details.field for a body without a workflow object and for the reserved webhook_url and inputs), workflow_format_ui, missing_asset, idempotency_key_reuse, or invalid_request (extra_data, priority, metadata: details.field names it)',
+      ),
       '429': error('queue_full (with Retry-After)'),
+      ...common,
+    },
+  },
+  'GET /api/v2/jobs': {
+    operationId: 'listJobs',
+    summary: "The caller's jobs, newest first, a page at a time (an addition to the contract)",
+    description:
+      'Each entry is the Job GET /api/v2/jobs/{id} answers. Pages are cut by submission order, so jobs submitted between two requests neither shift nor repeat later pages; jobs past their retention are left out (a page may then hold fewer than `limit` while `next_cursor` still points further).',
+    parameters: [
+      {
+        name: 'status',
+        in: 'query',
+        required: false,
+        style: 'form',
+        explode: true,
+        schema: { type: 'array', items: { type: 'string', enum: [...JOB_STATUSES] } },
+        description: 'Only jobs in these statuses: one or several, comma-separated or repeated. Default: all (expired jobs are never listed).',
+      },
+      { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+      {
+        name: 'cursor',
+        in: 'query',
+        required: false,
+        schema: { type: 'string' },
+        description: 'The `next_cursor` of the previous page, as given (opaque).',
+      },
+    ],
+    responses: {
+      '200': { description: 'One page of jobs.', content: json('JobList') },
+      '422': error('invalid_request: an unknown status, a limit out of 1..100, or a cursor this service did not hand out'),
       ...common,
     },
   },
@@ -176,7 +211,12 @@ export function openApiDocument(routes: ReadonlyArray<readonly [string, string]>
   }
   return {
     openapi: '3.0.3',
-    info: { title: 'graphrun v2 API', version: '2.0.0' },
+    info: {
+      title: 'graphrun v2 API',
+      version: '2.0.0',
+      description:
+        'The v2 contract, plus additions that change nothing it defines: GET /api/v2/jobs (listing), `priority` and `metadata` on POST /api/v2/jobs, and `priority`, `metadata` and `outputs_reused` on every Job.',
+    },
     security: [{ bearerAuth: [] }, {}],
     paths,
     components: {
@@ -186,6 +226,15 @@ export function openApiDocument(routes: ReadonlyArray<readonly [string, string]>
         ErrorEnvelope: schema(ErrorEnvelopeSchema),
         Job: schema(JobSchema),
         JobError: schema(JobErrorSchema),
+        JobList: {
+          type: 'object',
+          description: 'A page of GET /api/v2/jobs (an addition to the contract).',
+          required: ['jobs', 'next_cursor'],
+          properties: {
+            jobs: { type: 'array', items: { $ref: '#/components/schemas/Job' } },
+            next_cursor: { type: 'string', nullable: true, description: 'Pass as `cursor` for the next (older) page; null on the last page.' },
+          },
+        },
         JobWorkflowResponse: schema(JobWorkflowSchema),
         Output: schema(OutputSchema),
         Progress: schema(ProgressSchema),

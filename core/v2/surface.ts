@@ -8,6 +8,7 @@ import { deleteAsset, getAsset } from '../assets/read.ts';
 import { uploadAsset } from '../assets/upload.ts';
 import type { Route, SurfaceDefinition } from '../http/surface.ts';
 import { jobEvents } from '../jobs/events.ts';
+import { listJobs } from '../jobs/list.ts';
 import { cancelJob, getJob, getJobWorkflow } from '../jobs/read.ts';
 import { submitJob } from '../jobs/submit.ts';
 import { v2ErrorResponse } from './errors.ts';
@@ -23,6 +24,7 @@ export function v2Surface(): SurfaceDefinition {
     ['GET', '/api/v2/assets/:id/content', (r, c, p) => getAssetContent(r, c, p.id)],
     ['HEAD', '/api/v2/assets/:id/content', (r, c, p) => getAssetContent(r, c, p.id)],
     ['POST', '/api/v2/jobs', (r, c) => submitJob(r, c)],
+    ['GET', '/api/v2/jobs', (r, c) => listJobs(r, c)],
     ['GET', '/api/v2/jobs/:id', (r, c, p) => getJob(r, c, p.id)],
     ['GET', '/api/v2/jobs/:id/workflow', (r, c, p) => getJobWorkflow(r, c, p.id)],
     ['POST', '/api/v2/jobs/:id/cancel', (r, c, p) => cancelJob(r, c, p.id)],

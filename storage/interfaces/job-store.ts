@@ -25,6 +25,12 @@ export interface JobSummary {
   error: Record<string, unknown> | null;
   /** How many times execution was started (a restart re-runs a running job). */
   attempts: number;
+  /** Pick order within the account's queue: higher first, then `seq` (FIFO within a priority). Default 0. */
+  priority: number;
+  /** The caller's JSON object given at submission, shown with the job; null when none was. */
+  metadata: Record<string, unknown> | null;
+  /** Whether the engine answered some of the job's nodes from results of an earlier run. */
+  outputs_reused: boolean;
 }
 
 /** A whole job row: its summary and the workflow. */
@@ -39,13 +45,22 @@ export interface JobWorkflow {
   workflow: Record<string, unknown>;
 }
 
-export type NewJob = Omit<JobRecord, 'seq' | 'started_at' | 'completed_at' | 'progress' | 'error' | 'attempts'>;
+export type NewJob = Omit<
+  JobRecord,
+  'seq' | 'started_at' | 'completed_at' | 'progress' | 'error' | 'attempts' | 'priority' | 'metadata' | 'outputs_reused'
+> & {
+  /** Default 0. */
+  priority?: number;
+  /** Default null. */
+  metadata?: Record<string, unknown> | null;
+};
 
 export interface JobPatch {
   started_at?: number | null;
   completed_at?: number | null;
   progress?: Record<string, unknown> | null;
   error?: Record<string, unknown> | null;
+  outputs_reused?: boolean;
   /** Adds this many to `attempts`. */
   add_attempts?: number;
 }
@@ -70,6 +85,12 @@ export interface AccountJobQuery extends AccountJobFilter {
   order?: 'asc' | 'desc';
   limit: number;
   offset?: number;
+  /**
+   * Only jobs with a lower `seq`: the next page of a newest-first listing
+   * after one that ended at this seq (keyset paging, which neither skips nor
+   * repeats a job when jobs are submitted between two pages).
+   */
+  before_seq?: number;
 }
 
 /**
@@ -95,21 +116,28 @@ export interface JobStore {
    * the patch in the same statement; false when another writer moved it first.
    */
   transitionJob(id: string, from: string, to: string, patch?: JobPatch): Promise<boolean>;
-  /** Stores a progress snapshot unless the job has left `running`/`canceling`. */
-  saveProgress(id: string, progress: Record<string, unknown>): Promise<void>;
+  /**
+   * Stores a progress snapshot, and `outputs_reused` when given, unless the
+   * job has left `running`/`canceling`.
+   */
+  saveProgress(id: string, progress: Record<string, unknown>, outputsReused?: boolean): Promise<void>;
   /** Jobs in one of these statuses, oldest `seq` first. */
   listJobsByStatus(statuses: string[], limit: number): Promise<JobSummary[]>;
   /** One account's jobs matching the filter, in the query's order, one page of them. */
   listAccountJobs(accountId: string, query: AccountJobQuery): Promise<JobSummary[]>;
   /** How many of the account's jobs match the filter (the total a page is out of). */
   countAccountJobs(accountId: string, filter: AccountJobFilter): Promise<number>;
-  /** Queued jobs an account may start next, oldest first. */
+  /** Queued jobs an account may start next, in pick order: higher `priority` first, then oldest `seq` first. */
   listQueuedJobs(accountId: string, limit: number): Promise<JobSummary[]>;
   /** Accounts that have queued jobs, each with the `seq` of its oldest queued job (fairness). */
   listAccountsWithQueuedJobs(limit: number): Promise<Array<{ account_id: string; oldest_seq: number }>>;
   countJobs(statuses: string[], accountId?: string): Promise<number>;
-  /** Queued jobs submitted before this one (its 0-based place in the global queue). */
-  countQueuedBefore(seq: number): Promise<number>;
+  /**
+   * Queued jobs ahead of this one (its 0-based place in the global queue):
+   * other accounts' jobs submitted before it, and its account's jobs before
+   * it in pick order (a higher priority, or the same one and submitted before).
+   */
+  countQueuedBefore(job: Pick<JobSummary, 'seq' | 'account_id' | 'priority'>): Promise<number>;
   /** Terminal jobs whose `expires_at` passed: moved to `expired` (CAS); returns their ids. */
   expireJobs(terminalStatuses: string[], now: number, limit: number): Promise<string[]>;
 }

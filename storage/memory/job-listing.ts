@@ -14,7 +14,7 @@ const copy = (job: JobSummary): JobSummary => structuredClone(job);
 
 export function createMemoryJobListing(jobs: Map<string, JobSummary>, assets: () => Iterable<OutputRow>): JobListing {
   /** The account's jobs matching the filter, by seq. */
-  function accountJobs(accountId: string, f: AccountJobFilter): JobSummary[] {
+  function accountJobs(accountId: string, f: AccountJobFilter & Pick<AccountJobQuery, 'before_seq'>): JobSummary[] {
     const wanted = new Set(f.statuses);
     let withOutput: Set<string> | undefined;
     if (f.output_type !== undefined) {
@@ -27,6 +27,7 @@ export function createMemoryJobListing(jobs: Map<string, JobSummary>, assets: ()
           j.account_id === accountId &&
           wanted.has(j.status) &&
           (f.expires_after === undefined || j.expires_at > f.expires_after) &&
+          (f.before_seq === undefined || j.seq < f.before_seq) &&
           (withOutput === undefined || withOutput.has(j.id)),
       )
       .sort((x, y) => x.seq - y.seq);

@@ -13,6 +13,8 @@ const EXPIRED = 'expired';
 const PROGRESS_STATUSES = new Set(['running', 'canceling']);
 
 const bySeq = (x: JobSummary, y: JobSummary) => x.seq - y.seq;
+/** An account's queue in pick order: higher priority first, FIFO within one. */
+const byPick = (x: JobSummary, y: JobSummary) => y.priority - x.priority || x.seq - y.seq;
 
 // Deep copies in and out: JSON columns must not alias caller objects, just as
 // a database round-trip would not.
@@ -31,7 +33,7 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
 
     async createJob(job) {
       if (jobs.has(job.id)) throw new Error(`job ${job.id} already exists`);
-      const { workflow, ...fields } = job;
+      const { workflow, priority = 0, metadata = null, ...fields } = job;
       const record: JobSummary = {
         ...structuredClone(fields),
         seq: ++lastSeq,
@@ -40,6 +42,9 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
         progress: null,
         error: null,
         attempts: 0,
+        priority,
+        metadata: structuredClone(metadata),
+        outputs_reused: false,
       };
       workflows.set(job.id, JSON.stringify(workflow));
       jobs.set(job.id, record);
@@ -72,9 +77,11 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
       job.status = to;
       return true;
     },
-    async saveProgress(id, progress) {
+    async saveProgress(id, progress, outputsReused) {
       const job = jobs.get(id);
-      if (job && PROGRESS_STATUSES.has(job.status)) job.progress = structuredClone(progress);
+      if (!job || !PROGRESS_STATUSES.has(job.status)) return;
+      job.progress = structuredClone(progress);
+      if (outputsReused !== undefined) job.outputs_reused = outputsReused;
     },
 
     async listJobsByStatus(statuses, limit) {
@@ -85,6 +92,7 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
     },
     async listQueuedJobs(accountId, limit) {
       return select((j) => j.status === 'queued' && j.account_id === accountId)
+        .sort(byPick)
         .slice(0, limit)
         .map(copy);
     },
@@ -98,8 +106,11 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
       const wanted = new Set(statuses);
       return select((j) => wanted.has(j.status) && (accountId === undefined || j.account_id === accountId)).length;
     },
-    async countQueuedBefore(seq) {
-      return select((j) => j.status === 'queued' && j.seq < seq).length;
+    async countQueuedBefore({ seq, account_id, priority }) {
+      return select(
+        (j) =>
+          j.status === 'queued' && (j.account_id === account_id ? j.priority > priority || (j.priority === priority && j.seq < seq) : j.seq < seq),
+      ).length;
     },
 
     async expireJobs(terminalStatuses, now, limit) {

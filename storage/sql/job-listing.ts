@@ -34,6 +34,7 @@ export function createSqlJobListing(db: Kysely<Database>): JobListing {
       if (q.statuses.length === 0) return [];
       const order = q.order === 'asc' ? 'asc' : 'desc';
       let query = accountJobs(accountId, q).select(JOB_SUMMARY_COLUMNS.map((c) => `jobs.${c}` as const));
+      if (q.before_seq !== undefined) query = query.where('jobs.seq', '<', q.before_seq);
       if (q.sort === 'execution_time') {
         // Jobs without a duration last in both directions (the dialects disagree on where NULLs sort).
         query = query

@@ -13,7 +13,7 @@
 // The counter row stays locked until the insert commits, so seqs are unique
 // and become visible in increasing order; the price, one serialised row per
 // submission, is small next to running a workflow.
-import type { Kysely, Updateable } from 'kysely';
+import type { Kysely, SelectQueryBuilder, Updateable } from 'kysely';
 import type { JobStore, JobSummary } from '../types.ts';
 import { createSqlJobListing } from './job-listing.ts';
 import { type DirectReader, queryTemplate } from './query-template.ts';
@@ -51,7 +51,7 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
           .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ value: eb('counters.value', '+', 1) })))
           .returning('value')
           .executeTakeFirstOrThrow();
-        const { workflow, ...fields } = job;
+        const { workflow, priority = 0, metadata = null, ...fields } = job;
         const record: JobSummary = {
           ...fields,
           seq: toNumber(value),
@@ -60,12 +60,16 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
           progress: null,
           error: null,
           attempts: 0,
+          priority,
+          metadata,
+          outputs_reused: false,
         };
         await tx
           .insertInto('jobs')
-          .values({ ...record, workflow: JSON.stringify(workflow), progress: null, error: null })
+          .values({ ...record, workflow: JSON.stringify(workflow), progress: null, error: null, metadata: json(metadata), outputs_reused: 0 })
           .execute();
-        return record;
+        // The caller's object must not alias what was stored, as a read would not.
+        return { ...record, metadata: metadata === null ? null : structuredClone(metadata) };
       });
     },
     async getJob(accountId, id) {
@@ -96,7 +100,7 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
     },
 
     async transitionJob(id, from, to, patch = {}) {
-      const { add_attempts, progress, error, ...times } = patch;
+      const { add_attempts, progress, error, outputs_reused, ...times } = patch;
       const result = await db
         .updateTable('jobs')
         .set((eb) => {
@@ -105,6 +109,7 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
           for (const [k, v] of Object.entries(times)) if (v !== undefined) Object.assign(set, { [k]: v });
           if (progress !== undefined) set.progress = json(progress);
           if (error !== undefined) set.error = json(error);
+          if (outputs_reused !== undefined) set.outputs_reused = outputs_reused ? 1 : 0;
           return add_attempts ? { ...set, attempts: eb('attempts', '+', add_attempts) } : set;
         })
         .where('id', '=', id)
@@ -112,10 +117,14 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
         .executeTakeFirst();
       return Number(result.numUpdatedRows) > 0;
     },
-    async saveProgress(id, progress) {
+    async saveProgress(id, progress, outputsReused) {
       await db
         .updateTable('jobs')
-        .set({ progress: JSON.stringify(progress) })
+        .set(
+          outputsReused === undefined
+            ? { progress: JSON.stringify(progress) }
+            : { progress: JSON.stringify(progress), outputs_reused: outputsReused ? 1 : 0 },
+        )
         .where('id', '=', id)
         .where('status', 'in', PROGRESS_STATUSES)
         .execute();
@@ -133,6 +142,7 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
         .select(JOB_SUMMARY_COLUMNS)
         .where('account_id', '=', accountId)
         .where('status', '=', 'queued')
+        .orderBy('priority', 'desc')
         .orderBy('seq')
         .limit(limit)
         .execute();
@@ -158,14 +168,23 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
       if (accountId !== undefined) query = query.where('account_id', '=', accountId);
       return toNumber((await query.executeTakeFirstOrThrow()).n);
     },
-    async countQueuedBefore(seq) {
-      const row = await db
-        .selectFrom('jobs')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .where('status', '=', 'queued')
-        .where('seq', '<', seq)
-        .executeTakeFirstOrThrow();
-      return toNumber(row.n);
+    async countQueuedBefore({ seq, account_id, priority }) {
+      // Two counts, each along an index: earlier jobs of the other accounts
+      // (status, seq), and the account's own ahead in its pick order
+      // (account_id, status, priority desc, seq). One query OR-ing them would scan.
+      const count = (query: SelectQueryBuilder<Database, 'jobs', object>) =>
+        query
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+          .then((row) => toNumber(row.n));
+      const queued = db.selectFrom('jobs').where('status', '=', 'queued');
+      const others = await count(queued.where('seq', '<', seq).where('account_id', '<>', account_id));
+      const own = await count(
+        queued
+          .where('account_id', '=', account_id)
+          .where((eb) => eb.or([eb('priority', '>', priority), eb.and([eb('priority', '=', priority), eb('seq', '<', seq)])])),
+      );
+      return others + own;
     },
 
     async expireJobs(terminalStatuses, now, limit) {

@@ -167,6 +167,35 @@ migrations['0004_video_tasks'] = {
   },
 };
 
+migrations['0005_job_priority_metadata'] = {
+  // What POST /api/v2/jobs adds to a job: its priority in the account's
+  // queue, the caller's metadata, and whether the engine reused results.
+  // The index serves the scheduler's pick (an account's queued jobs, higher
+  // priority first, FIFO within one) and the account's part of
+  // queue_position: the old (account_id, status, seq) order is no longer the
+  // pick order, and sorting an account's whole queue on every pick would be.
+  async up(db: Kysely<any>) {
+    await db.schema
+      .alterTable('jobs')
+      .addColumn('priority', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
+    await db.schema.alterTable('jobs').addColumn('metadata', 'text').execute();
+    await db.schema
+      .alterTable('jobs')
+      .addColumn('outputs_reused', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
+    await db.schema
+      .createIndex('jobs_account_status_priority_seq_idx')
+      .on('jobs')
+      .columns(['account_id', 'status', 'priority desc', 'seq'])
+      .execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropIndex('jobs_account_status_priority_seq_idx').execute();
+    for (const column of ['outputs_reused', 'metadata', 'priority']) await db.schema.alterTable('jobs').dropColumn(column).execute();
+  },
+};
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /** Brings the schema to the latest version; throws the first migration error. */

@@ -60,6 +60,9 @@ export const JOB_SUMMARY_COLUMNS = [
   'progress',
   'error',
   'attempts',
+  'priority',
+  'metadata',
+  'outputs_reused',
 ] as const;
 
 type JobSummaryRow = Pick<Selectable<Database['jobs']>, (typeof JOB_SUMMARY_COLUMNS)[number]>;
@@ -75,4 +78,7 @@ export const toJobSummary = (r: JobSummaryRow): JobSummary => ({
   error: nullableJson(r.error),
   // int4 comes back as a number from both drivers; Number() guards odd ones.
   attempts: Number(r.attempts),
+  priority: Number(r.priority),
+  metadata: nullableJson(r.metadata),
+  outputs_reused: Number(r.outputs_reused) === 1,
 });

@@ -80,6 +80,12 @@ export interface JobsTable {
   /** JSON object (a JobError) or null. */
   error: string | null;
   attempts: number;
+  /** Higher first within the account's queue; defaults to 0. */
+  priority: ColumnType<number, number | undefined, number>;
+  /** JSON object (the caller's metadata) or null. */
+  metadata: string | null;
+  /** 0 or 1 (a boolean both dialects store alike); defaults to 0. */
+  outputs_reused: ColumnType<number, number | undefined, number>;
 }
 
 export interface VideoTasksTable {

@@ -12,15 +12,18 @@ import { createTestNodes } from './local-nodes.ts';
 
 export const TERMINAL = ['succeeded', 'failed', 'canceled', 'expired'];
 
-/** The keys of the contract's Job, every one always present. */
+/** The keys of the contract's Job and this service's additions (metadata, outputs_reused, priority), every one always present. */
 export const JOB_FIELDS = [
   'completed_at',
   'created_at',
   'error',
   'expires_at',
   'id',
+  'metadata',
   'metrics',
   'outputs',
+  'outputs_reused',
+  'priority',
   'progress',
   'queue_position',
   'started_at',
@@ -180,6 +183,9 @@ export function expectJobShape(job: any, prefix = ''): any {
   expect(Object.keys(job.metrics).sort()).toEqual(['execution_ms', 'queue_ms']);
   expect(intOrNull(job.metrics.queue_ms)).toBe(true);
   expect(intOrNull(job.metrics.execution_ms)).toBe(true);
+  expect(Number.isInteger(job.priority)).toBe(true);
+  expect(job.metadata === null || (typeof job.metadata === 'object' && !Array.isArray(job.metadata))).toBe(true);
+  expect(typeof job.outputs_reused).toBe('boolean');
   expect(job.urls).toEqual({
     self: `${prefix}/api/v2/jobs/${job.id}`,
     events: `${prefix}/api/v2/jobs/${job.id}/events`,

@@ -28,11 +28,11 @@ function harness(options: Partial<SchedulerOptions> & { store?: MetadataStore } 
   };
   const scheduler = createScheduler({ run, now: () => 1_000, ...options, store });
   let n = 0;
-  const submit = async (accountId: string, count = 1) => {
+  const submit = async (accountId: string, count = 1, priority?: number) => {
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
       const id = `${accountId}-${++n}`;
-      await store.createJob({ id, account_id: accountId, status: 'queued', workflow: {}, created_at: 0, expires_at: 1e15 });
+      await store.createJob({ id, account_id: accountId, status: 'queued', workflow: {}, created_at: 0, expires_at: 1e15, priority });
       ids.push(id);
     }
     return ids;
@@ -187,6 +187,37 @@ describe('scheduler: order', () => {
       await settle();
     }
     expect(h.ids()).toEqual([a[0], b[0], c[0], a[1], b[1], c[1], a[2], b[2]]);
+  });
+
+  it("starts an account's higher-priority jobs first, FIFO within a priority", async () => {
+    const h = harness();
+    await account(h.store, 'a', 'free');
+    const [plain1] = await h.submit('a', 1);
+    const [low] = await h.submit('a', 1, -3);
+    const [urgent1] = await h.submit('a', 1, 9);
+    const [plain2] = await h.submit('a', 1, 0);
+    const [urgent2] = await h.submit('a', 1, 9);
+    await h.scheduler.pass();
+    for (let i = 0; i < 5; i++) {
+      h.finish(h.ids().at(-1)!);
+      await settle();
+    }
+    expect(h.ids()).toEqual([urgent1, urgent2, plain1, plain2, low]);
+  });
+
+  it("priority orders one account's line only: accounts still take turns", async () => {
+    let h: ReturnType<typeof harness>;
+    h = harness({ engineCapacity: () => 1 - h.scheduler.running() });
+    for (const a of ['a', 'b']) await account(h.store, a, 'pro');
+    const a = await h.submit('a', 2);
+    const [aUrgent] = await h.submit('a', 1, 50);
+    const b = await h.submit('b', 2, -50);
+    await h.scheduler.pass();
+    for (let i = 0; i < 5; i++) {
+      h.finish(h.ids().at(-1)!);
+      await settle();
+    }
+    expect(h.ids()).toEqual([aUrgent, b[0], a[0], b[1], a[1]]);
   });
 
   it('an account at its limit does not block others from free engine slots', async () => {

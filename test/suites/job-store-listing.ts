@@ -72,6 +72,21 @@ export function jobListingCases(getStore: () => JobStoreWithOutputs): void {
       expect(c1).toEqual(await store.getJob('acc1', 'c1'));
     });
 
+    it('before_seq pages a newest-first listing by seq: no job skipped or repeated when others arrive between pages', async () => {
+      for (const id of ['j1', 'j2', 'j3', 'j4', 'j5']) await make(id, id === 'j3' ? 'succeeded' : 'queued');
+      await make('x1', 'queued', { account_id: 'acc2' });
+      const first = await store.listAccountJobs('acc1', { statuses: ALL, limit: 2 });
+      expect(ids(first)).toEqual(['j5', 'j4']);
+      await make('j6', 'queued'); // newer than the first page: not on the later ones
+      const second = await store.listAccountJobs('acc1', { statuses: ALL, limit: 2, before_seq: first.at(-1)!.seq });
+      expect(ids(second)).toEqual(['j3', 'j2']);
+      const third = await store.listAccountJobs('acc1', { statuses: ALL, limit: 2, before_seq: second.at(-1)!.seq });
+      expect(ids(third)).toEqual(['j1']);
+      expect(await store.listAccountJobs('acc1', { statuses: ALL, limit: 2, before_seq: third[0]!.seq })).toEqual([]);
+      // With a status filter: the seq bounds the page, the filter its jobs.
+      expect(ids(await store.listAccountJobs('acc1', { statuses: ['queued'], limit: 10, before_seq: first[0]!.seq }))).toEqual(['j4', 'j2', 'j1']);
+    });
+
     it('countAccountJobs counts what the listing filters, ignoring pages', async () => {
       await make('q1', 'queued');
       await make('s1', 'succeeded');

@@ -41,7 +41,18 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
     it('createJob fills the defaults and hands out increasing seqs', async () => {
       const [a, b, c] = await createAll(job('j1'), job('j2', { account_id: 'acc2' }), job('j3'));
       const { workflow, ...fields } = job('j1');
-      expect(a).toEqual({ ...fields, seq: expect.any(Number), started_at: null, completed_at: null, progress: null, error: null, attempts: 0 });
+      expect(a).toEqual({
+        ...fields,
+        seq: expect.any(Number),
+        started_at: null,
+        completed_at: null,
+        progress: null,
+        error: null,
+        attempts: 0,
+        priority: 0,
+        metadata: null,
+        outputs_reused: false,
+      });
       expect(b!.seq).toBeGreaterThan(a!.seq);
       expect(c!.seq).toBeGreaterThan(b!.seq);
       expect(await store.getJobById('j1')).toEqual(a);
@@ -127,6 +138,43 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
       expect(read!.error).toEqual(error);
       read!.error!.message = 'changed by reader';
       expect((await store.getJobById('j1'))!.error).toEqual(error);
+    });
+
+    it('priority and metadata are kept as given, by every read, without aliasing the caller', async () => {
+      const metadata = { run: 'batch-7', tags: ['a', 'ü'], nested: { n: 2 ** 40, ok: true, none: null } };
+      const created = await store.createJob(job('j1', { priority: -42, metadata }));
+      expect(created).toMatchObject({ priority: -42, metadata, outputs_reused: false });
+      metadata.run = 'changed by the caller';
+      created.metadata!.run = 'changed by a reader';
+      const expected = { priority: -42, metadata: { ...metadata, run: 'batch-7' } };
+      expect(await store.getJob('acc1', 'j1')).toMatchObject(expected);
+      expect(await store.getJobById('j1')).toMatchObject(expected);
+      expect((await store.listQueuedJobs('acc1', 1))[0]).toMatchObject(expected);
+      expect((await store.listJobsByStatus(['queued'], 1))[0]).toMatchObject(expected);
+      expect((await store.listAccountJobs('acc1', { statuses: ['queued'], limit: 1 }))[0]).toMatchObject(expected);
+      await store.transitionJob('j1', 'queued', 'running', { started_at: T0 + 1 });
+      expect(await store.getJobById('j1')).toMatchObject(expected);
+    });
+
+    it('outputs_reused: false until a patch or a progress save says otherwise, while the job runs', async () => {
+      await createAll(job('j1'), job('j2'), job('j3'));
+      await store.saveProgress('j1', { step: 0 }, true); // still queued: nothing written
+      expect((await store.getJobById('j1'))!.outputs_reused).toBe(false);
+      await store.transitionJob('j1', 'queued', 'running');
+      await store.saveProgress('j1', { step: 1 });
+      expect((await store.getJobById('j1'))!.outputs_reused).toBe(false);
+      await store.saveProgress('j1', { step: 2 }, true);
+      expect(await store.getJobById('j1')).toMatchObject({ progress: { step: 2 }, outputs_reused: true });
+      await store.saveProgress('j1', { step: 3 }); // left out: kept
+      expect((await store.getJobById('j1'))!.outputs_reused).toBe(true);
+      await store.transitionJob('j1', 'running', 'queued', { outputs_reused: false, progress: null }); // re-queued after a restart
+      expect((await store.getJobById('j1'))!.outputs_reused).toBe(false);
+      await store.transitionJob('j2', 'queued', 'running');
+      await store.transitionJob('j2', 'running', 'succeeded', { completed_at: T0, outputs_reused: true });
+      expect((await store.getJobById('j2'))!.outputs_reused).toBe(true);
+      await store.saveProgress('j2', { step: 9 }, false); // finished: nothing written
+      expect(await store.getJobById('j2')).toMatchObject({ progress: null, outputs_reused: true });
+      expect((await store.getJobById('j3'))!.outputs_reused).toBe(false);
     });
 
     it('transitionJob moves only from the expected status and applies the patch', async () => {
@@ -217,6 +265,22 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
       expect(await store.listQueuedJobs('nobody', 10)).toEqual([]);
     });
 
+    it('listQueuedJobs: higher priority first, submission order within a priority', async () => {
+      await createAll(
+        job('low', { priority: -5 }),
+        job('p0-first'),
+        job('high', { priority: 10 }),
+        job('other', { account_id: 'acc2', priority: 100 }),
+        job('p0-second', { priority: 0 }),
+        job('high-later', { priority: 10 }),
+        job('mid', { priority: 3 }),
+      );
+      expect(ids(await store.listQueuedJobs('acc1', 10))).toEqual(['high', 'high-later', 'mid', 'p0-first', 'p0-second', 'low']);
+      expect(ids(await store.listQueuedJobs('acc1', 2))).toEqual(['high', 'high-later']);
+      await store.transitionJob('high', 'queued', 'running');
+      expect(ids(await store.listQueuedJobs('acc1', 2))).toEqual(['high-later', 'mid']);
+    });
+
     it('listAccountsWithQueuedJobs: each account once, with its oldest queued seq, oldest first', async () => {
       const [a1, b1, , c1, b2] = await createAll(
         job('a1'),
@@ -253,12 +317,30 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
 
     it('countQueuedBefore: queued jobs of any account submitted earlier', async () => {
       const [j1, j2, j3, j4] = await createAll(job('j1'), job('j2', { account_id: 'acc2' }), job('j3'), job('j4'));
-      expect(await store.countQueuedBefore(j1!.seq)).toBe(0);
-      expect(await store.countQueuedBefore(j4!.seq)).toBe(3);
+      expect(await store.countQueuedBefore(j1!)).toBe(0);
+      expect(await store.countQueuedBefore(j4!)).toBe(3);
       await store.transitionJob('j2', 'queued', 'running');
-      expect(await store.countQueuedBefore(j3!.seq)).toBe(1);
-      expect(await store.countQueuedBefore(j4!.seq)).toBe(2);
+      expect(await store.countQueuedBefore(j3!)).toBe(1);
+      expect(await store.countQueuedBefore(j4!)).toBe(2);
       expect(j2!.seq).toBeLessThan(j3!.seq);
+    });
+
+    it("countQueuedBefore: within the job's account, the jobs before it in pick order", async () => {
+      const [a1, b1, high, a2, b2, low] = await createAll(
+        job('a1'),
+        job('b1', { account_id: 'acc2', priority: 50 }),
+        job('high', { priority: 5 }),
+        job('a2'),
+        job('b2', { account_id: 'acc2' }),
+        job('low', { priority: -1 }),
+      );
+      // Another account's jobs count by submission order whatever their priority (accounts take turns).
+      expect(await store.countQueuedBefore(high!)).toBe(1); // b1
+      expect(await store.countQueuedBefore(a1!)).toBe(1); // high
+      expect(await store.countQueuedBefore(a2!)).toBe(3); // a1, high, b1
+      expect(await store.countQueuedBefore(low!)).toBe(5); // a1, high, a2, b1, b2
+      expect(await store.countQueuedBefore(b1!)).toBe(1); // a1
+      expect(await store.countQueuedBefore(b2!)).toBe(4); // a1, high, a2, b1
     });
 
     describe('expireJobs', () => {
