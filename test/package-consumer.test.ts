@@ -18,7 +18,8 @@ const ROOT = new URL('..', import.meta.url).pathname;
 const FIXTURE = new URL('./fixtures/package-consumer/', import.meta.url).pathname;
 const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
-const INSTALL_TIMEOUT_MS = 10 * 60_000;
+// A bound, not a wait: node-gyp builds better-sqlite3 here, over 10 minutes when both cores are already busy.
+const INSTALL_TIMEOUT_MS = 20 * 60_000;
 
 /** This environment as a fresh shell has it: without what npm sets for the test run (npm_* would point npm at this repository). */
 function shellEnv(): Record<string, string | undefined> {
