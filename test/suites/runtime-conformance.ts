@@ -460,19 +460,29 @@ export function runtimeConformance(label: string, start: StartRuntimeServer, opt
         expect((await fetch(task, { headers: bearer })).status).toBe(404);
       });
 
-      it('refuses /ws with a bad token or none (401, cloud shape) and accepts the right one', async () => {
+      it('refuses /ws with a bad token or none (401, cloud shape) and accepts the right one, in the query or a header', async () => {
         for (const query of ['?token=not-the-token', '']) {
           const refused = await refusedUpgrade(`${wsBase(guarded.base)}/ws${query}`);
           expect(refused.status).toBe(401);
           expect(refused.body).toMatchObject({ code: 'unauthorized', message: expect.any(String) });
         }
-        const ws = new WebSocket(`${wsBase(guarded.base)}/ws?token=${encodeURIComponent(token)}`);
-        const first = await new Promise<any>((resolve, reject) => {
-          ws.once('message', (data) => resolve(JSON.parse(String(data))));
-          ws.once('error', reject);
-        });
-        expect(first.type).toBe('status');
-        ws.close();
+        // The key as the contract sends it (the query), and as clients that cannot set a query do (a header on the upgrade).
+        const ways: Array<[string, Record<string, string>]> = [
+          [`?token=${encodeURIComponent(token)}`, {}],
+          ['', { 'x-api-key': token }],
+          ['', { authorization: `Bearer ${token}` }],
+        ];
+        for (const [query, headers] of ways) {
+          const ws = new WebSocket(`${wsBase(guarded.base)}/ws${query}`, { headers });
+          const first = await new Promise<any>((resolve, reject) => {
+            ws.once('message', (data) => resolve(JSON.parse(String(data))));
+            ws.once('error', reject);
+          });
+          expect([query, headers, first.type]).toEqual([query, headers, 'status']);
+          ws.close();
+        }
+        const wrongHeader = await refusedUpgrade(`${wsBase(guarded.base)}/ws`, { 'x-api-key': 'not-the-token' });
+        expect(wrongHeader.status).toBe(401);
       });
     });
   });
