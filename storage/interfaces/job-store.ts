@@ -25,6 +25,8 @@ export interface JobSummary {
   error: Record<string, unknown> | null;
   /** How many times execution was started (a restart re-runs a running job). */
   attempts: number;
+  /** When the account took the finished job out of its history (hideFromHistory), or null: shown. */
+  history_hidden_at: number | null;
 }
 
 /** A whole job row: its summary and the workflow. */
@@ -39,7 +41,7 @@ export interface JobWorkflow {
   workflow: Record<string, unknown>;
 }
 
-export type NewJob = Omit<JobRecord, 'seq' | 'started_at' | 'completed_at' | 'progress' | 'error' | 'attempts'>;
+export type NewJob = Omit<JobRecord, 'seq' | 'started_at' | 'completed_at' | 'progress' | 'error' | 'attempts' | 'history_hidden_at'>;
 
 export interface JobPatch {
   started_at?: number | null;
@@ -58,6 +60,8 @@ export interface AccountJobFilter {
   expires_after?: number;
   /** Only jobs with at least one output asset of this `output_type`. */
   output_type?: string;
+  /** true: only jobs still in the account's history (never hidden by hideFromHistory). */
+  in_history?: boolean;
 }
 
 export interface AccountJobQuery extends AccountJobFilter {
@@ -110,6 +114,13 @@ export interface JobStore {
   countJobs(statuses: string[], accountId?: string): Promise<number>;
   /** Queued jobs submitted before this one (its 0-based place in the global queue). */
   countQueuedBefore(seq: number): Promise<number>;
+  /**
+   * Takes the account's jobs in these statuses out of its history (sets
+   * `history_hidden_at` to `at` where it is null): the jobs named, or all of
+   * them. Ids of other accounts or of jobs in other statuses are left alone.
+   * Returns how many this call hid.
+   */
+  hideFromHistory(accountId: string, statuses: string[], ids: readonly string[] | 'all', at: number): Promise<number>;
   /** Terminal jobs whose `expires_at` passed: moved to `expired` (CAS); returns their ids. */
   expireJobs(terminalStatuses: string[], now: number, limit: number): Promise<string[]>;
 }

@@ -40,6 +40,7 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
         progress: null,
         error: null,
         attempts: 0,
+        history_hidden_at: null,
       };
       workflows.set(job.id, JSON.stringify(workflow));
       jobs.set(job.id, record);
@@ -100,6 +101,19 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
     },
     async countQueuedBefore(seq) {
       return select((j) => j.status === 'queued' && j.seq < seq).length;
+    },
+
+    async hideFromHistory(accountId, statuses, ids, at) {
+      const wanted = new Set(statuses);
+      const named = ids === 'all' ? undefined : new Set(ids);
+      let hidden = 0;
+      for (const j of jobs.values()) {
+        if (j.account_id !== accountId || !wanted.has(j.status) || j.history_hidden_at !== null) continue;
+        if (named !== undefined && !named.has(j.id)) continue;
+        j.history_hidden_at = at;
+        hidden++;
+      }
+      return hidden;
     },
 
     async expireJobs(terminalStatuses, now, limit) {

@@ -60,6 +60,7 @@ export const JOB_SUMMARY_COLUMNS = [
   'progress',
   'error',
   'attempts',
+  'history_hidden_at',
 ] as const;
 
 type JobSummaryRow = Pick<Selectable<Database['jobs']>, (typeof JOB_SUMMARY_COLUMNS)[number]>;
@@ -75,4 +76,5 @@ export const toJobSummary = (r: JobSummaryRow): JobSummary => ({
   error: nullableJson(r.error),
   // int4 comes back as a number from both drivers; Number() guards odd ones.
   attempts: Number(r.attempts),
+  history_hidden_at: nullableNumber(r.history_hidden_at),
 });

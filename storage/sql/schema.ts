@@ -80,6 +80,8 @@ export interface JobsTable {
   /** JSON object (a JobError) or null. */
   error: string | null;
   attempts: number;
+  /** Set when the account took the job out of its history (POST /history). */
+  history_hidden_at: NullableInt8;
 }
 
 export interface VideoTasksTable {

@@ -41,7 +41,16 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
     it('createJob fills the defaults and hands out increasing seqs', async () => {
       const [a, b, c] = await createAll(job('j1'), job('j2', { account_id: 'acc2' }), job('j3'));
       const { workflow, ...fields } = job('j1');
-      expect(a).toEqual({ ...fields, seq: expect.any(Number), started_at: null, completed_at: null, progress: null, error: null, attempts: 0 });
+      expect(a).toEqual({
+        ...fields,
+        seq: expect.any(Number),
+        started_at: null,
+        completed_at: null,
+        progress: null,
+        error: null,
+        attempts: 0,
+        history_hidden_at: null,
+      });
       expect(b!.seq).toBeGreaterThan(a!.seq);
       expect(c!.seq).toBeGreaterThan(b!.seq);
       expect(await store.getJobById('j1')).toEqual(a);
