@@ -17,6 +17,7 @@ import { commitJobOutput, readJobAsset, toOutputAsset } from './outputs.ts';
 import { createProgressTracker, type Progress, type ProgressTracker } from './progress.ts';
 import { transition } from './state-machine.ts';
 import { createThrottle } from './throttle.ts';
+import { scrubTraceback } from './traceback.ts';
 import { countNodesToRun, resolveAssetRefs } from './workflow-check.ts';
 import { jobWorkflow } from './workflows.ts';
 
@@ -80,7 +81,7 @@ function errorRecord(err: ExecutionError): Record<string, unknown> {
     exception_type: err.exception_type,
     node_id: err.node_id,
     class_type: err.class_type,
-    traceback: err.traceback,
+    traceback: scrubTraceback(err.traceback),
   };
 }
 
