@@ -107,10 +107,18 @@ describe.each(MODES)('cloud /object_info (%s)', (mode) => {
     }
   });
 
-  it('an unknown class is 404 {code, message}; a key is required (401)', async () => {
+  it('an unknown class is 200 {} under /api and bare, as the reference answers it; a key is required (401)', async () => {
     await start();
     for (const name of ['NoSuchNode', 'constructor', '__proto__', '%E2%9C%93']) {
-      expectCloudError(await reply(await f.alice.fetch(`/api/object_info/${name}`)), 404, 'not_found');
+      for (const path of [`/api/object_info/${name}`, `/object_info/${name}`]) {
+        const res = await f.alice.fetch(path);
+        expect({ path, status: res.status, type: res.headers.get('content-type'), body: await res.text() }).toEqual({
+          path,
+          status: 200,
+          type: 'application/json',
+          body: '{}',
+        });
+      }
     }
     expectCloudError(await reply(await f.h.fetch('/api/object_info')), 401, 'unauthorized');
     expectCloudError(await reply(await f.h.fetch('/object_info/SaveImage', { headers: { 'x-api-key': 'wrong' } })), 401, 'unauthorized');

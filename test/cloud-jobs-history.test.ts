@@ -1,13 +1,14 @@
 // GET /api/history and /api/history/{id} (and bare) in the reference shape:
 // finished jobs only, newest first, pages, outputs named by content, the
-// status and messages of each ending; then GET /api/system_stats and
-// GET /api/features.
+// status and messages of each ending; POST /api/history taking jobs out of
+// it; the reference's routes with nothing behind them (/free, /extensions,
+// /embeddings); then GET /api/system_stats and GET /api/features.
 import { readFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SERVICE_VERSION } from '../core/cloud/system.ts';
 import type { ServiceOptions } from '../index.ts';
 import { testClock } from './helpers/assets.ts';
-import { ACCOUNTS, asCloud, type CloudJobsHarness, expectCloudError, getJson, promptOk, startCloudJobs } from './helpers/cloud-jobs.ts';
+import { ACCOUNTS, asCloud, type CloudJobsHarness, expectCloudError, getJson, postJson, promptOk, startCloudJobs } from './helpers/cloud-jobs.ts';
 import { MODES } from './helpers/harness.ts';
 import { asKey, cancelJob, saveImageWorkflow, waitForJob } from './helpers/jobs.ts';
 import { sumWorkflow, waitWorkflow } from './helpers/local-nodes.ts';
@@ -129,6 +130,100 @@ describe.each(MODES)('cloud history (%s)', (mode) => {
     clock.advance(3600_000);
     expect((await getJson(alice, '/api/history')).body).toEqual({});
     expect((await getJson(alice, `/api/history/${job.prompt_id}`)).body).toEqual({});
+  });
+});
+
+describe.each(MODES)("POST /api/history: delete and clear take finished jobs out of the caller's history (%s)", (mode) => {
+  let h: CloudJobsHarness;
+  let alice: CloudJobsHarness;
+  let bob: CloudJobsHarness;
+  afterEach(async () => h?.close());
+  const v2 = () => asKey(h, 'key-alice');
+  const finish = async (as: CloudJobsHarness, key: string, workflow: Record<string, unknown>) => {
+    const body = await promptOk(as, workflow);
+    await waitForJob(asKey(h, key), body.prompt_id, 'succeeded');
+    return body.prompt_id as string;
+  };
+  const historyIds = async (as: CloudJobsHarness) => Object.keys((await getJson(as, '/api/history')).body);
+  /** POST /history (under /api or bare): the status and the body's bytes, which the reference leaves empty. */
+  const manage = async (as: CloudJobsHarness, path: string, body: unknown) => {
+    const res = await as.fetch(path, { method: 'POST', body: JSON.stringify(body) });
+    return { status: res.status, body: await res.text() };
+  };
+
+  it("delete hides the named finished jobs, clear all of them; only the caller's; a running job stays; the jobs and outputs stay", async () => {
+    h = await startCloudJobs(mode, { accounts: ACCOUNTS });
+    alice = asCloud(h, 'key-alice');
+    bob = asCloud(h, 'key-bob');
+    const [a1, a2, a3] = [
+      await finish(alice, 'key-alice', saveImageWorkflow()),
+      await finish(alice, 'key-alice', sumWorkflow('n', 2)),
+      await finish(alice, 'key-alice', sumWorkflow('n', 3)),
+    ];
+    const b1 = await finish(bob, 'key-bob', sumWorkflow('b', 1));
+    const running = await promptOk(alice, waitWorkflow(1, 600_000));
+    await waitForJob(v2(), running.prompt_id, 'running');
+
+    // Named: a1 (with its upper-case spelling), bob's job, the running one, and ids of nothing.
+    const named = [a1.toUpperCase(), b1, running.prompt_id, crypto.randomUUID(), 'not-an-id'];
+    expect(await manage(alice, '/api/history', { delete: named })).toEqual({ status: 200, body: '' });
+    expect(await historyIds(alice)).toEqual([a3, a2]);
+    expect((await getJson(alice, `/api/history/${a1}`)).body).toEqual({});
+    expect(await historyIds(bob)).toEqual([b1]);
+    // Out of the history is not gone: the job, its status and its output are all still there.
+    const job = await waitForJob(v2(), a1, 'succeeded');
+    expect((await getJson(alice, `/api/job/${a1}/status`)).body.status).toBe('completed');
+    expect((await h.fetch(job.outputs[0].url)).status).toBe(200);
+
+    // Bare, as the reference's clients send it (no Content-Type): clear takes the rest.
+    expect(await manage(alice, '/history', { clear: true })).toEqual({ status: 200, body: '' });
+    expect((await getJson(alice, '/history')).body).toEqual({});
+    expect(await historyIds(bob)).toEqual([b1]);
+    // The running job was not in the history yet: it shows up when it ends.
+    await cancelJob(v2(), running.prompt_id);
+    await waitForJob(v2(), running.prompt_id, 'canceled');
+    expect(await historyIds(alice)).toEqual([running.prompt_id]);
+    expect(Object.keys((await getJson(alice, `/api/history/${running.prompt_id}`)).body)).toEqual([running.prompt_id]);
+    // Both at once, and an empty body, are fine too.
+    expect(await manage(alice, '/api/history', { delete: [a2], clear: true })).toEqual({ status: 200, body: '' });
+    expect(await historyIds(alice)).toEqual([]);
+    const empty = await alice.fetch('/api/history', { method: 'POST' });
+    expect({ status: empty.status, body: await empty.text() }).toEqual({ status: 200, body: '' });
+  });
+
+  it('a bad body is 400 in the cloud shape; a key is required', async () => {
+    h = await startCloudJobs(mode, { accounts: ACCOUNTS });
+    alice = asCloud(h, 'key-alice');
+    for (const bad of [{ clear: 'yes' }, { delete: 'x' }, { delete: [1] }, { wipe: true }, [1]]) {
+      expectCloudError(await postJson(alice, '/api/history', bad), 400, 'invalid_request');
+    }
+    expectCloudError(await postJson(alice, '/api/history', '{not json'), 400, 'malformed_request');
+    expectCloudError(await postJson(h, '/api/history', { clear: true }), 401, 'unauthorized');
+  });
+});
+
+describe.each(MODES)("the reference's routes with nothing behind them: /free, /extensions, /embeddings (%s)", (mode) => {
+  let h: CloudJobsHarness;
+  afterEach(async () => h?.close());
+
+  it('POST /free is 200 with an empty body; GET /extensions and /embeddings are [] (under /api and bare)', async () => {
+    h = await startCloudJobs(mode, { accounts: ACCOUNTS });
+    const alice = asCloud(h, 'key-alice');
+    for (const prefix of ['/api', '']) {
+      const free = await alice.fetch(`${prefix}/free`, { method: 'POST', body: JSON.stringify({ unload_models: true, free_memory: true }) });
+      expect({ status: free.status, body: await free.text() }).toEqual({ status: 200, body: '' });
+      for (const path of ['/extensions', '/embeddings']) {
+        const res = await h.fetch(prefix + path);
+        expect({ path, status: res.status, type: res.headers.get('content-type'), body: await res.text() }).toEqual({
+          path,
+          status: 200,
+          type: 'application/json',
+          body: '[]',
+        });
+      }
+    }
+    expectCloudError(await postJson(h, '/free', { unload_models: true }), 401, 'unauthorized');
+    expectCloudError(await postJson(alice, '/free', [true]), 400, 'invalid_request');
   });
 });
 

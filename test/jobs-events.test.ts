@@ -144,19 +144,19 @@ describe.each(MODES)('GET /api/v2/jobs/{id}/events (%s)', (mode) => {
     expect(last.json).toMatchObject({ status: 'canceled', error: null });
   });
 
-  it('connecting to a finished job gives its status, then the stream ends', async () => {
+  it('connecting to a finished job gives its progress snapshot, then its status last, then the stream ends', async () => {
     await start();
-    const job = await waitForJob(h, (await submitOk(h, sumWorkflow('n'))).id, 'succeeded');
+    const job = await waitForJob(h, (await submitOk(h, waitWorkflow(1, 1, 3))).id, 'succeeded');
+    expect(job.progress).toMatchObject({ value: 1 });
     for (let i = 0; i < 2; i++) {
       const sse = await stream(h, job.id);
       const events = eventsOf(await sse.readToEnd(2_000));
-      expect(events.length).toBeGreaterThanOrEqual(1);
-      expect(events[0].event).toBe('status');
-      expectJobShape(events[0].json);
-      expect(events[0].json).toMatchObject({ id: job.id, status: 'succeeded' });
-      // At most the progress snapshot follows; never another status.
-      expect(events.slice(1).every((e) => e.event === 'progress')).toBe(true);
-      expect(events.length).toBeLessThanOrEqual(2);
+      // The contract: the stream ends after the terminal status, so nothing follows it.
+      expect(events.map((e) => e.event)).toEqual(['progress', 'status']);
+      expect(events[0].json).toEqual(job.progress);
+      expectJobShape(events[1].json);
+      expect(events[1].json).toMatchObject({ id: job.id, status: 'succeeded' });
+      expect(sse.done).toBe(true);
     }
   });
 
@@ -254,8 +254,8 @@ describe.each(MODES)('GET /api/v2/jobs/{id}/events (%s)', (mode) => {
     await sleep(50);
     const s1 = await stream(h, job.id);
     const s2 = await stream(h, job.id);
-    expect(eventsOf(await s1.readToEnd(2_000))[0].json.status).toBe('succeeded');
-    expect(eventsOf(await s2.readToEnd(2_000))[0].json.status).toBe('succeeded');
+    expect(eventsOf(await s1.readToEnd(2_000)).at(-1)!.json.status).toBe('succeeded');
+    expect(eventsOf(await s2.readToEnd(2_000)).at(-1)!.json.status).toBe('succeeded');
     const next = await waitForJob(h, (await submitOk(h, sumWorkflow('n'))).id, 'succeeded');
     expect(next.error).toBeNull();
   });

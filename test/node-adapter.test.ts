@@ -429,6 +429,31 @@ describe('response writing', () => {
     req.destroy();
   });
 
+  it('after answering early, reads the rest of a small upload off the wire before closing: the client can finish sending, then sees a clean end', async () => {
+    const { url } = await start(fakeService(() => Response.json({ error: { code: 'unauthorized' } }, { status: 401 })));
+    const { connect } = await import('node:net');
+    const socket = connect(Number(new URL(url).port), '127.0.0.1');
+    let raw = '';
+    const answered = deferred();
+    socket.setEncoding('latin1').on('data', (s: string) => {
+      raw += s;
+      if (raw.includes('{"error":{"code":"unauthorized"}}')) answered.resolve();
+    });
+    const ended = new Promise<string>((resolve) => {
+      socket.once('end', () => resolve('end'));
+      socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    });
+    socket.write(`POST /up HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${MiB}\r\n\r\n`);
+    socket.write(new Uint8Array(1000));
+    await answered.promise;
+    expect(raw).toMatch(/^HTTP\/1\.1 401 /);
+    expect(raw.toLowerCase()).toContain('connection: close');
+    // The rest of the declared body, sent after the whole answer arrived: taken, not reset.
+    await new Promise<void>((resolve, reject) => socket.write(new Uint8Array(MiB - 1000), (err) => (err ? reject(err) : resolve())));
+    expect(await ended).toBe('end');
+    socket.destroy();
+  });
+
   it('turns a thrown error into a generic 500 envelope and logs the detail', async () => {
     const logger = recordingLogger();
     const { url } = await start(

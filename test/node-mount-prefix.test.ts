@@ -8,7 +8,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { attachWebSocket, createNodeHandler } from '../adapters/node/index.ts';
 import { createService, type Service, silentLogger } from '../index.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
-import { expectEnvelope } from './helpers/assets.ts';
+import { expectEnvelope, expectReferenceNotFound } from './helpers/assets.ts';
 import { uploadForm as imageForm, makePng } from './helpers/cloud-files.ts';
 import { uploadForm } from './helpers/harness.ts';
 import { saveImageWorkflow } from './helpers/jobs.ts';
@@ -107,7 +107,7 @@ describe('Node adapter under /graph in a server of its own', () => {
     expect(asset.url.startsWith(`${origin}/graph/api/v2/assets/${asset.id}/content?`)).toBe(true);
     expect(await (await fetch(asset.url)).text()).toBe('node mount');
     await expectEnvelope(await fetch(`${origin}/graph/api/v2/nothing`), 404, 'not_found');
-    await expectEnvelope(await fetch(`${origin}/graph`), 404, 'not_found');
+    await expectReferenceNotFound(await fetch(`${origin}/graph`));
     expect(await (await fetch(`${origin}/hello`)).text()).toBe('hello from the app');
     expect(await (await fetch(`${origin}/api/v2/assets/${asset.id}`)).text()).toBe('app: not here');
   });

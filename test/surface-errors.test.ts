@@ -1,7 +1,9 @@
 // Errors answered outside a surface's own handlers (routing, path decoding,
 // an adapter's refusals) still come in that surface's shape: a client of
 // /proxy/musicgen reads `{detail}`, of /proxy/videogen `{message, details}`,
-// of the cloud-compatible /api `{code, message}`, of v2 the envelope.
+// of the cloud-compatible /api `{code, message}`, of v2 the envelope. Paths
+// no route takes outside /api/v2 and /proxy are the reference engine's, and
+// answered as its server answers them (`404: Not Found` as text).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serve } from '../adapters/node/server.ts';
 import { type Harness, MODES, startHarness } from './helpers/harness.ts';
@@ -43,28 +45,43 @@ describe.each(MODES)('error shapes by surface (%s)', (mode) => {
     shapes.video(await badEncoding.json());
   });
 
-  it('the cloud surface, under /api and bare: unknown paths, wrong methods and bad encodings in its shape', async () => {
-    const unknown = await h.fetch('/api/no-such-route');
-    expect(unknown.status).toBe(404);
-    shapes.cloud(await unknown.json(), 'not_found');
-    const wrong = await h.fetch('/prompt', { method: 'DELETE' });
-    expect(wrong.status).toBe(405);
-    shapes.cloud(await wrong.json(), 'method_not_allowed');
+  it('the cloud surface, under /api and bare: unknown paths and wrong methods as the reference answers them, bad encodings in its shape', async () => {
+    // aiohttp's answers: the status line as a plain-text body.
+    for (const path of ['/api/no-such-route', '/api', '/nowhere', '/', '/proxy/other/thing']) {
+      const unknown = await h.fetch(path);
+      expect({ path, status: unknown.status, type: unknown.headers.get('content-type'), body: await unknown.text() }).toEqual({
+        path,
+        status: 404,
+        type: 'text/plain; charset=utf-8',
+        body: '404: Not Found',
+      });
+    }
+    for (const path of ['/prompt', '/api/prompt']) {
+      const wrong = await h.fetch(path, { method: 'DELETE' });
+      expect({ path, status: wrong.status, allow: wrong.headers.get('allow'), body: await wrong.text() }).toEqual({
+        path,
+        status: 405,
+        allow: 'POST, GET',
+        body: '405: Method Not Allowed',
+      });
+    }
     const badEncoding = await h.fetch('/job/%E0%A4/status');
     expect(badEncoding.status).toBe(400);
     shapes.cloud(await badEncoding.json(), 'malformed_request');
   });
 
-  it('v2 and paths of no surface keep the envelope; HEAD answers carry no body', async () => {
+  it('v2 keeps the envelope under /api/v2; HEAD answers carry no body', async () => {
     const wrong = await h.fetch('/api/v2/jobs', { method: 'DELETE' });
     expect(wrong.status).toBe(405);
     shapes.v2(await wrong.json(), 'method_not_allowed');
-    const unknown = await h.fetch('/nowhere');
+    const unknown = await h.fetch('/api/v2/nowhere');
     expect(unknown.status).toBe(404);
     shapes.v2(await unknown.json(), 'not_found');
-    const head = await h.fetch('/proxy/musicgen/nothing-here', { method: 'HEAD' });
-    expect(head.status).toBe(404);
-    expect(await head.text()).toBe('');
+    for (const path of ['/proxy/musicgen/nothing-here', '/nowhere']) {
+      const head = await h.fetch(path, { method: 'HEAD' });
+      expect(head.status).toBe(404);
+      expect(await head.text()).toBe('');
+    }
   });
 });
 

@@ -1,5 +1,6 @@
 // `/ws` connection handling through a real Node server and a real `ws`
-// client: the token query parameter (401 in the cloud shape when refused),
+// client: the key as the token query parameter or an X-API-Key or
+// Authorization header on the upgrade (401 in the cloud shape when refused),
 // `clientId` as `sid`, the greeting `status`, both paths, the feature_flags
 // exchange, and refusals of bad upgrades.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,6 +83,45 @@ describe('ws connect', () => {
       expect(Object.keys(res.body).sort()).toEqual(['code', 'message']);
       expect(res.body.code).toBe('unauthorized');
       expect(res.body.message).toMatch(message);
+    }
+  });
+
+  it('takes the key from an X-API-Key or "Authorization: Bearer" header on the upgrade, the token query parameter first', async () => {
+    const alice = h.as(ALICE.key);
+    // A job that runs until canceled: the greeting's count says whose connection it is.
+    const job = await submitOk(alice, waitWorkflow(3, 600_000));
+    const remaining = async (c: Awaited<ReturnType<typeof connectWs>>) => {
+      const first = (await c.waitFor('status', (f) => f.kind === 'text')) as any;
+      await c.close();
+      return first.data.status.exec_info.queue_remaining;
+    };
+    try {
+      const ways: Array<[string, Record<string, string>, Record<string, string>, number]> = [
+        ['X-API-Key', {}, { 'x-api-key': ALICE.key }, 1],
+        ['Bearer', {}, { authorization: `Bearer ${ALICE.key}` }, 1],
+        ['X-API-Key over Authorization', {}, { 'x-api-key': BOB.key, authorization: `Bearer ${ALICE.key}` }, 0],
+        ['the query over the headers', { token: ALICE.key }, { 'x-api-key': BOB.key }, 1],
+        ['an empty query token is none', { token: '' }, { 'x-api-key': ALICE.key }, 1],
+      ];
+      for (const [way, query, headers, count] of ways)
+        expect([way, await remaining(await connectWs(h.base, query, '/ws', headers))]).toEqual([way, count]);
+      const refusals: Array<[Record<string, string>, Record<string, string>, RegExp]> = [
+        [{}, { 'x-api-key': 'wrong' }, /not valid/],
+        [{}, { authorization: 'Bearer wrong' }, /not valid/],
+        [{}, { authorization: `Basic ${btoa(`u:${ALICE.key}`)}` }, /Bearer/],
+        // A wrong query token is not rescued by a right header.
+        [{ token: 'wrong' }, { 'x-api-key': ALICE.key }, /not valid/],
+      ];
+      for (const [query, headers, message] of refusals) {
+        const res = await refusedUpgrade(wsUrl(h.base, '/ws', query), headers);
+        expect({ status: res.status, body: res.body }).toEqual({
+          status: 401,
+          body: { code: 'unauthorized', message: expect.stringMatching(message) },
+        });
+      }
+    } finally {
+      await cancelJob(alice, job.id);
+      await waitForJob(alice, job.id, 'canceled');
     }
   });
 

@@ -65,11 +65,61 @@ describe('ws connections', () => {
     hub.publishAccount('acc', { type: 'engine', job_id: 'j', event: { type: 'execution_start' } });
     hub.announce({ id: 'j', account_id: 'acc' }, 'succeeded');
     await tick();
-    expect(p1.types()).toEqual(['status', 'execution_start', 'execution_success', 'executing', 'status']);
+    expect(p1.types()).toEqual(['status', 'execution_start', 'execution_success', 'status', 'executing']);
     expect(p2.sent).toEqual(p1.sent);
     expect(other.sent).toEqual([]);
     expect(JSON.parse(p1.sent[0] as string).data).toEqual({ status: { exec_info: { queue_remaining: 0 } } });
     expect(connections.stats().jobs).toBe(0);
+  });
+
+  it('a status stays between the frames it was announced between, even behind a recount still reading', async () => {
+    const hub = createJobHub();
+    // Counts answered only when the test says: the first recount is still reading when the rest arrives.
+    const reads: Array<(n: number) => void> = [];
+    const metadata = { countJobs: () => new Promise<number>((resolve) => reads.push(resolve)) };
+    const ctx = { metadata, jobs: { hub }, logger: silentLogger, now: () => 1 } as unknown as ServiceContext;
+    const connections = createConnections(ctx, { maxBufferedBytes: 1e9 });
+    const peer = new RecordingPeer('p');
+    connections.add(peer, 'acc');
+    const job = { id: 'j', account_id: 'acc' };
+    hub.announce(job, 'queued');
+    hub.announce(job, 'running');
+    hub.publishAccount('acc', { type: 'engine', job_id: 'j', event: { type: 'execution_start' } });
+    hub.announce(job, 'succeeded');
+    // Each read answered in turn; a macrotask lets every promise chain behind it settle.
+    const flush = () => new Promise((resolve) => setImmediate(resolve));
+    for (const count of [1, 1, 0]) {
+      await flush();
+      reads.shift()?.(count);
+    }
+    await flush();
+    expect(reads).toEqual([]);
+    // The reference's order: a status for the put and one for the get, and at the end the status before `executing` null.
+    expect(peer.types()).toEqual(['status', 'status', 'execution_start', 'execution_success', 'status', 'executing']);
+    const counts = peer.sent.flatMap((f) =>
+      JSON.parse(f as string).type === 'status' ? [JSON.parse(f as string).data.status.exec_info.queue_remaining] : [],
+    );
+    expect(counts).toEqual([1, 1, 0]);
+  });
+
+  it('queue changes back to back share the recount that waits last', async () => {
+    const hub = createJobHub();
+    const reads: Array<(n: number) => void> = [];
+    const metadata = { countJobs: () => new Promise<number>((resolve) => reads.push(resolve)) };
+    const ctx = { metadata, jobs: { hub }, logger: silentLogger, now: () => 1 } as unknown as ServiceContext;
+    const connections = createConnections(ctx, { maxBufferedBytes: 1e9 });
+    const peer = new RecordingPeer('p');
+    connections.add(peer, 'acc');
+    // The first starts reading at once; the nine behind it share one more.
+    for (let i = 0; i < 10; i++) hub.announce({ id: `j${i}`, account_id: 'acc' }, 'queued');
+    const flush = () => new Promise((resolve) => setImmediate(resolve));
+    for (const count of [1, 10]) {
+      await flush();
+      reads.shift()?.(count);
+    }
+    await flush();
+    expect(reads).toEqual([]);
+    expect(peer.types()).toEqual(['status', 'status']);
   });
 
   it('encodes each preview form once: type 4 to flagged peers, type 1 to the others', () => {

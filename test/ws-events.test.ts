@@ -30,6 +30,17 @@ const ended = (id: string) => (f: { kind: string; type: unknown; data?: any }) =
 const PNG = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 const u32 = (b: Uint8Array, at: number) => new DataView(b.buffer, b.byteOffset).getUint32(at);
 
+/**
+ * A traceback keeps its frames (file names, lines) but not where the files
+ * live on the server: no directory of this checkout, no absolute path or
+ * file: URL.
+ */
+function expectNoServerPaths(traceback: string): void {
+  expect(traceback).toMatch(/at \S+ \([\w.-]+\.ts:\d+:\d+\)/);
+  expect(traceback).not.toContain(process.cwd());
+  expect(traceback).not.toMatch(/file:\/\/|(?:^|[\s("'])\/[^\s/]+\//m);
+}
+
 describe('ws events', () => {
   it('previews: type 1 (image_type 2 = PNG) without flags, type 4 with metadata after feature_flags', async () => {
     const plainFrom = plain.frames.length;
@@ -113,8 +124,15 @@ describe('ws events', () => {
     expect(Array.isArray(error.traceback)).toBe(true);
     expect(error.traceback.length).toBeGreaterThan(0);
     for (const line of error.traceback) expect(typeof line).toBe('string');
+    expectNoServerPaths(error.traceback.join(''));
     expect(messages.some((m) => m.type === 'execution_success')).toBe(false);
-    await waitForJob(h.as(ALICE.key), job.id, 'failed');
+    // The same traceback, its paths scrubbed too, on the v2 job and in the /api/history entry.
+    const failed = await waitForJob(h.as(ALICE.key), job.id, 'failed');
+    expectNoServerPaths(failed.error.traceback);
+    expect(failed.error.traceback.split('\n').map((line: string) => `${line}\n`)).toEqual(error.traceback);
+    const history: any = await (await h.fetch(`/api/history/${job.id}`, { headers: { 'x-api-key': ALICE.key } })).json();
+    const [, filed] = history[job.id].status.messages.find(([type]: [string]) => type === 'execution_error');
+    expect(filed.traceback).toEqual(error.traceback);
   });
 
   it('a canceled running job: execution_interrupted at the node it was in, then executing null', async () => {

@@ -172,13 +172,17 @@ describe('ws job flow', () => {
     expect(sequence(second.messages)).not.toContain('executing:w1');
   });
 
-  it('status messages carry the account’s queue as it changes, with no sid', async () => {
+  it('status messages carry the account’s queue as it changes, with no sid; the last comes between success and executing null', async () => {
     const from = c.frames.length;
     const { id } = await run(waitWorkflow(8, 5, 1));
-    // After the job's end: one more status, which counts nothing left.
+    // After the job's end, as the reference files it: one more status, which counts nothing left, then `executing` null.
     const endAt = c.frames.findIndex((f) => f.kind === 'text' && f.type === 'execution_success' && f.data.prompt_id === id);
     const last = await c.waitFor('status after success', (f) => f.kind === 'text' && f.type === 'status', 3000, endAt);
     expect(last).toEqual({ kind: 'text', type: 'status', data: { status: { exec_info: { queue_remaining: 0 } } } });
+    expect(c.frames.slice(endAt + 1, endAt + 3)).toEqual([
+      last,
+      { kind: 'text', type: 'executing', data: { node: null, display_node: null, prompt_id: id } },
+    ]);
     // Before it: the job queued and running counted it.
     const before = c.frames.slice(from, endAt).filter((f) => f.kind === 'text' && f.type === 'status') as any[];
     expect(before.length).toBeGreaterThanOrEqual(1);

@@ -70,8 +70,9 @@ describe('ws messages', () => {
       'executed',
       'progress_state',
       'execution_success',
-      'executing',
+      // The reference counts the queue as it files the run, then says it is over.
       'queue',
+      'executing',
     ]);
     expect(tr.jobCount).toBe(0);
   });

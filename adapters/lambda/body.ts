@@ -22,7 +22,8 @@ export function decodeEventBody(body: unknown, isBase64Encoded: unknown): Uint8A
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-const TEXTUAL = /^(?:text\/|application\/(?:json|xml|javascript|ecmascript|x-www-form-urlencoded|x-ndjson|(?:[\w.+-]+\+(?:json|xml))))(?:[\s;]|$)/i;
+const TEXTUAL =
+  /^(?:text\/[\w.+-]+|application\/(?:json|xml|javascript|ecmascript|x-www-form-urlencoded|x-ndjson|(?:[\w.+-]+\+(?:json|xml))))(?:[\s;]|$)/i;
 
 /** Whether a body of this type can travel as a JSON string. */
 export function isTextual(headers: Headers): boolean {

@@ -22,6 +22,10 @@ export class ClientGoneError extends Error {
 // the connection cannot carry another request.
 const abandoned = new WeakSet<IncomingMessage>();
 
+// How a body stream that nobody finished reading lets go of its request, so
+// the writer can drain what is left (drainRequestBody).
+const releases = new WeakMap<IncomingMessage, () => void>();
+
 /** True when the response must close the connection (the body was not read to its end). */
 export function mustCloseConnection(req: IncomingMessage): boolean {
   return abandoned.has(req) || !req.complete;
@@ -75,6 +79,7 @@ export function requestBodyStream(req: IncomingMessage, maxBodyBytes = Infinity)
     {
       start(c) {
         controller = c;
+        releases.set(req, () => settle(new ClientGoneError('The response was sent before the request body was read.')));
         // Paused before 'data' is attached, so nothing flows until the first pull.
         req.pause();
         req.on('data', onData);
@@ -97,4 +102,57 @@ export function requestBodyStream(req: IncomingMessage, maxBodyBytes = Infinity)
     },
     new ByteLengthQueuingStrategy({ highWaterMark: HIGH_WATER_MARK }),
   );
+}
+
+/**
+ * Unread body bytes read and thrown away after an early answer (a 401 or a
+ * 422 before the upload is read), at most: a client cut off mid-upload may
+ * never see the answer (a socket closed with bytes unread is reset, and its
+ * pending writes fail with EPIPE), so a body of this size or less is taken
+ * in full before the connection closes. Larger ones are cut off as before:
+ * reading 100 MB to say 401 costs more than a client's retry.
+ */
+export const DRAIN_LIMIT_BYTES = 8 * 1024 * 1024;
+/** How long a drain may take before the connection is closed anyway (a client that trickles its body). */
+const DRAIN_TIMEOUT_MS = 30_000;
+
+/** True when the rest of the request body is still to come off the socket (the answer went out before it was read). */
+export function bodyStillArriving(req: IncomingMessage): boolean {
+  return !req.complete && !req.destroyed;
+}
+
+/**
+ * Reads and discards the rest of the body (Apache's "lingering close"): the
+ * response has been written, the caller ends it (and Node closes the
+ * connection, marked `Connection: close`) when this resolves, on the body's
+ * end, past DRAIN_LIMIT_BYTES, when the client leaves or after
+ * DRAIN_TIMEOUT_MS. Never rejects.
+ */
+export function drainRequestBody(req: IncomingMessage): Promise<void> {
+  releases.get(req)?.();
+  releases.delete(req);
+  const declared = Number(req.headers['content-length'] ?? Number.NaN);
+  if (!bodyStillArriving(req) || declared > DRAIN_LIMIT_BYTES) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    let read = 0;
+    const done = () => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', done);
+      req.off('close', done);
+      req.off('error', done);
+      req.pause();
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      read += chunk.byteLength;
+      if (read > DRAIN_LIMIT_BYTES) done();
+    };
+    const timer = setTimeout(done, DRAIN_TIMEOUT_MS);
+    req.on('data', onData);
+    req.once('end', done);
+    req.once('close', done);
+    req.once('error', done);
+    req.resume();
+  });
 }

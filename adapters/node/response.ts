@@ -3,7 +3,7 @@
 // written at once when the core built it from bytes it already had.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { knownBody } from './known-body.ts';
-import { mustCloseConnection } from './request-body.ts';
+import { bodyStillArriving, drainRequestBody, mustCloseConnection } from './request-body.ts';
 
 // Connection management belongs to Node's HTTP layer, not to the service.
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'set-cookie']);
@@ -34,6 +34,21 @@ function settlesNow(promise: Promise<unknown>): Promise<boolean> {
   ]);
 }
 
+/**
+ * Ends the response, `last` its final bytes. When the request body is still
+ * arriving (the service answered before reading it), the answer goes out
+ * first and the end waits until the rest of the body is read off the wire:
+ * ending now would have Node close a socket with bytes unread, which resets
+ * the connection and can cost the client the answer (EPIPE, "fetch failed").
+ */
+async function end(res: ServerResponse, req: IncomingMessage | undefined, last?: string): Promise<void> {
+  if (req === undefined || res.destroyed || !bodyStillArriving(req)) return void res.end(last);
+  if (last !== undefined) res.write(last);
+  else res.flushHeaders();
+  await drainRequestBody(req);
+  res.end();
+}
+
 function setHead(res: ServerResponse, response: Response, req?: IncomingMessage): void {
   res.statusCode = response.status;
   if (response.statusText) res.statusMessage = response.statusText;
@@ -46,7 +61,7 @@ function setHead(res: ServerResponse, response: Response, req?: IncomingMessage)
   if (req && mustCloseConnection(req)) res.setHeader('connection', 'close');
 }
 
-async function pipeBody(res: ServerResponse, body: ReadableStream<Uint8Array>): Promise<void> {
+async function pipeBody(res: ServerResponse, body: ReadableStream<Uint8Array>, req?: IncomingMessage): Promise<void> {
   const reader = body.getReader();
   const onClose = () => {
     if (!res.writableFinished) reader.cancel().catch(noop);
@@ -60,7 +75,7 @@ async function pipeBody(res: ServerResponse, body: ReadableStream<Uint8Array>): 
       if (res.destroyed) break;
       if (!res.write(chunk.value)) await drained(res);
     }
-    if (!res.destroyed) res.end();
+    if (!res.destroyed) await end(res, req);
   } catch (err) {
     // Before the head is out the caller can still answer 500; after, only a
     // broken connection tells the client the body is truncated.
@@ -77,7 +92,7 @@ async function pipeBody(res: ServerResponse, body: ReadableStream<Uint8Array>): 
  * length in one writeHead and one end, as a bare node:http handler would
  * send it; the Web stream is never touched (HEAD gets the length alone).
  */
-function writeKnown(res: ServerResponse, response: Response, text: string, req?: IncomingMessage): void {
+function writeKnown(res: ServerResponse, response: Response, text: string, req?: IncomingMessage): Promise<void> {
   // A plain object: writeHead stores it as is, where an array goes through setHeader one by one.
   // No prototype, so a header named like an Object.prototype member is just a header.
   const fields: Record<string, string | string[]> = Object.create(null);
@@ -91,7 +106,7 @@ function writeKnown(res: ServerResponse, response: Response, text: string, req?:
   if (req && mustCloseConnection(req)) fields.connection = 'close';
   fields['content-length'] = String(Buffer.byteLength(text));
   res.writeHead(response.status, response.statusText || undefined, fields);
-  res.end(req?.method === 'HEAD' ? undefined : text);
+  return end(res, req, req?.method === 'HEAD' ? undefined : text);
 }
 
 export async function writeResponse(res: ServerResponse, response: Response, req?: IncomingMessage): Promise<void> {
@@ -100,8 +115,11 @@ export async function writeResponse(res: ServerResponse, response: Response, req
   setHead(res, response, req);
   if (!response.body || req?.method === 'HEAD' || response.status === 204 || response.status === 304) {
     response.body?.cancel().catch(noop);
-    res.end();
-    return;
+    // Said now, as Node says it when the end comes at once: the end may wait for the request body.
+    if (!response.body && response.status !== 204 && response.status !== 304 && req?.method !== 'HEAD' && !res.hasHeader('content-length')) {
+      res.setHeader('content-length', '0');
+    }
+    return end(res, req);
   }
-  await pipeBody(res, response.body);
+  await pipeBody(res, response.body, req);
 }

@@ -1,12 +1,16 @@
 // What the reference engine's execution_error says of the exception, built
 // from a job's JobError record: the same fields whether /ws sends them as the
-// job fails or /history and /jobs show them afterwards.
+// job fails or /history and /jobs show them afterwards. The traceback's
+// file paths lose their directories (core/jobs/traceback.ts).
+import { scrubTraceback } from '../jobs/traceback.ts';
 
 /** A JobError traceback (one string) as the reference's list of lines. */
 export function tracebackLines(traceback: unknown): string[] {
-  if (Array.isArray(traceback)) return traceback.map(String);
+  if (Array.isArray(traceback)) return scrubTraceback(traceback.map(String));
   if (typeof traceback !== 'string' || traceback === '') return [];
-  return traceback.split('\n').map((line) => `${line}\n`);
+  return scrubTraceback(traceback)
+    .split('\n')
+    .map((line) => `${line}\n`);
 }
 
 /** `exception_message`, `exception_type` and `traceback` of a JobError record. */

@@ -3,11 +3,12 @@
 // `{prompt_id: {prompt, outputs, status, meta}}` map (outputs as
 // `{filename, subfolder, type}` references /view serves). A job not finished
 // yet, an unknown id or another account's job give `{}`, as the reference
-// answers for an id it has no history of. `max_items` defaults to 100 and is
-// at most 1000 (the reference's default is everything it keeps). Each entry
-// carries its workflow, which may weigh megabytes: the jobs are listed
-// without them, and the body is written as the workflows are read, a few at
-// a time (core/jobs/workflows.ts).
+// answers for an id it has no history of; so does a job the caller took out
+// of its history (POST /history, history-manage.ts). `max_items` defaults to
+// 100 and is at most 1000 (the reference's default is everything it keeps).
+// Each entry carries its workflow, which may weigh megabytes: the jobs are
+// listed without them, and the body is written as the workflows are read, a
+// few at a time (core/jobs/workflows.ts).
 import type { NodeDefinition } from '../../engine/types.ts';
 import type { JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
@@ -51,6 +52,7 @@ export async function getHistory(request: Request, ctx: ServiceContext): Promise
   const jobs = await ctx.metadata.listAccountJobs(account.id, {
     statuses: FINISHED_STATUSES,
     expires_after: ctx.now(),
+    in_history: true,
     limit,
     offset,
   });
@@ -66,6 +68,6 @@ export async function getHistoryItem(request: Request, ctx: ServiceContext, id: 
     if (err instanceof ApiError && err.code === 'not_found') return Response.json({}, { headers: NO_STORE });
     throw err;
   }
-  if (!isTerminal(job.status as JobStatus)) return Response.json({}, { headers: NO_STORE });
+  if (!isTerminal(job.status as JobStatus) || job.history_hidden_at !== null) return Response.json({}, { headers: NO_STORE });
   return answer(ctx, [job]);
 }

@@ -6,9 +6,9 @@
 // `display_name`, `description`, `python_module`, `category`, and the flags
 // `deprecated`, `experimental` and `api_node` (partner nodes) as booleans, as
 // recent reference versions write them. Unknown extra fields pass through.
+// A class the engine does not have is `200 {}`, as the reference answers it.
 import type { InputSpec, NodeDefinition } from '../../engine/types.ts';
 import type { ServiceContext } from '../context.ts';
-import { notFound } from '../errors.ts';
 import { cloudAccount } from './auth.ts';
 
 type Inputs = Record<string, InputSpec>;
@@ -57,6 +57,7 @@ export async function getObjectInfo(request: Request, ctx: ServiceContext): Prom
 export async function getNodeClassInfo(request: Request, ctx: ServiceContext, cls: string): Promise<Response> {
   await cloudAccount(request, ctx);
   const defs = await ctx.engine.nodeDefinitions();
-  if (!Object.hasOwn(defs, cls)) throw notFound(`No node class named "${cls.slice(0, 200)}".`);
+  // An unknown class is `{}`, as the reference answers it (clients test for an empty map, and some fail on a 404).
+  if (!Object.hasOwn(defs, cls)) return Response.json({}, { headers: CACHE });
   return Response.json({ [cls]: nodeInfo(cls, defs[cls]) }, { headers: CACHE });
 }

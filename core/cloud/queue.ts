@@ -12,22 +12,19 @@
 // few at a time (core/jobs/workflows.ts), so the answer never holds the queue.
 import * as v from 'valibot';
 import type { NodeDefinition } from '../../engine/types.ts';
-import { isRecord } from '../../lib/is-record.ts';
 import { isUuid } from '../../lib/uuid.ts';
 import type { JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
-import { invalid } from '../errors.ts';
 import { jsonStream } from '../http/json-stream.ts';
-import { readJson } from '../http/read-json.ts';
 import { requestCancel } from '../jobs/read.ts';
 import { pagesOfWorkflows } from '../jobs/workflows.ts';
 import { validate } from '../schemas.ts';
 import { cloudAccount } from './auth.ts';
 import { queueItem } from './entries.ts';
+import { readObject } from './read-object.ts';
 import { RUNNING_STATUSES } from './status.ts';
 
 const MAX_LISTED = 1000;
-const MAX_BODY_BYTES = 256 * 1024;
 const ACTIVE = new Set(['queued', 'running']);
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
@@ -76,13 +73,6 @@ const QueueBody = v.strictObject(
   },
   'is not accepted; send delete and/or clear',
 );
-
-/** The JSON object of a small POST body; none at all reads as `{}`. */
-async function readObject(request: Request): Promise<Record<string, unknown>> {
-  const body = await readJson(request, MAX_BODY_BYTES, { anyContentType: true, whenEmpty: {} });
-  if (!isRecord(body)) throw invalid('The body must be a JSON object.', '(body)', 'must be an object');
-  return body;
-}
 
 export async function postQueue(request: Request, ctx: ServiceContext): Promise<Response> {
   const account = await cloudAccount(request, ctx);

@@ -1,6 +1,7 @@
 // The service's router: four surfaces, each owning its paths, its routes and
 // its error shape (surface.ts). A request goes to the surface whose
-// mount matches its path; paths nobody mounts are the v2 surface's. An
+// mount matches its path; the cloud surface, last, takes every path the
+// others do not (the reference engine's server answers any path). An
 // adapter's own refusals (a body over its limit, an unreadable request) are
 // answered through the same table, by the surface that owns the path.
 import { cloudSurface } from '../cloud/surface.ts';
@@ -40,9 +41,10 @@ export interface Router {
 
 export function createRouter(ctx: ServiceContext): Router {
   const v2 = createSurface(v2Surface(), ctx);
-  const surfaces = [v2, createSurface(musicSurface(), ctx), createSurface(videoSurface(), ctx), createSurface(cloudSurface(), ctx)];
-  // v2 first: its /api/v2 lies inside the cloud surface's /api.
-  const surfaceOf = createMountTable(surfaces, v2);
+  const cloud = createSurface(cloudSurface(), ctx);
+  // The cloud surface last: its mount is every path, /api/v2 and /proxy included.
+  const surfaces = [v2, createSurface(musicSurface(), ctx), createSurface(videoSurface(), ctx), cloud];
+  const surfaceOf = createMountTable(surfaces, cloud);
 
   return {
     async handle(request) {

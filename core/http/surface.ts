@@ -26,6 +26,12 @@ export interface SurfaceDefinition {
   mounts: string[];
   routes: Route[];
   renderError: ErrorRenderer;
+  /**
+   * How a path that matches no route is answered (404, or 405 with the
+   * methods it has), when not with renderError's not_found and
+   * method_not_allowed: the cloud surface answers as the reference's server does.
+   */
+  renderUnrouted?: (status: 404 | 405, allowed: string[]) => Response;
 }
 
 export interface Surface {
@@ -73,11 +79,12 @@ export function createSurface(definition: SurfaceDefinition, ctx: ServiceContext
   const table = compile<Handler>((router) => {
     for (const [method, path, handler] of definition.routes) router[method.toLowerCase() as 'get'](path, handler);
   });
-  const { renderError } = definition;
+  const { renderError, renderUnrouted } = definition;
 
   /** No route matched: 405 naming the methods the path has, else 404. */
-  function unrouted(path: string): ApiError {
+  function unrouted(path: string): Response | ApiError {
     const allowed = [...new Set(table.filter(([, regex]) => regex.test(path)).map(([method]) => method))];
+    if (renderUnrouted) return renderUnrouted(allowed.length === 0 ? 404 : 405, allowed);
     if (allowed.length === 0) return new ApiError('not_found', 'No such route.');
     return new ApiError('method_not_allowed', `Use ${allowed.join(', ')} on this path.`, undefined, { Allow: allowed.join(', ') });
   }
@@ -89,7 +96,11 @@ export function createSurface(definition: SurfaceDefinition, ctx: ServiceContext
     async handle(request, path) {
       try {
         const found = match(table, request.method, path);
-        if (found === null) throw unrouted(path);
+        if (found === null) {
+          const answer = unrouted(path);
+          if (answer instanceof Response) return answer;
+          throw answer;
+        }
         return await found[0](request, ctx, decodeParams(found[1]));
       } catch (err) {
         return renderError(err, ctx.logger, { method: request.method, url: request.url });

@@ -1,10 +1,11 @@
 // GET /api/v2/jobs/{id}/events: the job's live state as Server-Sent Events.
 // On connect: `status` (the whole Job), the latest `progress`, the latest
-// `preview`. Then live events from this instance's hub, plus a once-a-second
-// read of the row that catches what the hub cannot carry: queue_position
-// moving while queued, and, for a job another instance runs, its saved
-// progress and committed outputs (previews exist only where the job runs).
-// Ends after the terminal `status`. Live push only: no ids, no replay.
+// `preview` (of a finished job: its progress, then its status). Then live
+// events from this instance's hub, plus a once-a-second read of the row
+// that catches what the hub cannot carry: queue_position moving while
+// queued, and, for a job another instance runs, its saved progress and
+// committed outputs (previews exist only where the job runs). Ends after
+// the terminal `status`. Live push only: no ids, no replay.
 // A reader that falls behind skips progress and preview frames (each is a
 // snapshot, the next one or the terminal status re-syncs it) rather than
 // making the server hold them.
@@ -76,9 +77,13 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
     if (force || !last || last.status !== row.status || last.position !== position) {
       last = { status: row.status, position };
       const view = await jobView(ctx, request, row, { queuePosition: position });
+      const terminal = isTerminal(row.status as JobStatus);
+      // The connect snapshot is status then progress, but a finished job's
+      // stream ends on its status: its progress goes first.
+      if (force && terminal && view.progress) sendProgress(view.progress);
       sse.send({ event: 'status', data: view });
       if (force) {
-        if (view.progress) sendProgress(view.progress);
+        if (!terminal && view.progress) sendProgress(view.progress);
         for (const output of view.outputs) sentOutputs.add(output.id);
       }
     }

@@ -18,6 +18,7 @@ import { createProgressTracker, type Progress, type ProgressTracker } from './pr
 import { createReuseTracker } from './reuse.ts';
 import { transition } from './state-machine.ts';
 import { createThrottle } from './throttle.ts';
+import { scrubTraceback } from './traceback.ts';
 import { countNodesToRun, resolveAssetRefs } from './workflow-check.ts';
 import { jobWorkflow } from './workflows.ts';
 
@@ -74,7 +75,7 @@ function errorRecord(err: ExecutionError): Record<string, unknown> {
     exception_type: err.exception_type,
     node_id: err.node_id,
     class_type: err.class_type,
-    traceback: err.traceback,
+    traceback: scrubTraceback(err.traceback),
   };
 }
 

@@ -11,8 +11,15 @@ import { isoTime, isoTimeOrNull } from '../iso-time.ts';
 import type { JobView, OutputView } from './job-schema.ts';
 import { toOutputAsset } from './outputs.ts';
 import { isTerminal, type JobStatus } from './state-machine.ts';
+import { scrubTraceback } from './traceback.ts';
 
 export const jobPath = (id: string) => `/api/v2/jobs/${id}`;
+
+/** The recorded JobError, its traceback without server paths (also in rows written before they were scrubbed). */
+function errorOf(error: JobSummary['error']): JobView['error'] {
+  if (error === null || typeof error.traceback !== 'string') return error as JobView['error'];
+  return { ...error, traceback: scrubTraceback(error.traceback) } as JobView['error'];
+}
 
 /**
  * A finished job is visible until its retention deadline, then answers 404
@@ -72,7 +79,7 @@ export async function jobView(ctx: ServiceContext, request: Request, job: JobSum
     queue_position: job.status === 'queued' ? position : null,
     progress: job.progress as JobView['progress'],
     outputs: outputs.length === 0 ? [] : outputs.map((a) => outputOf(ctx, base, a)),
-    error: job.error as JobView['error'],
+    error: errorOf(job.error),
     metrics: {
       queue_ms: job.started_at === null ? null : job.started_at - job.created_at,
       execution_ms: job.started_at === null || job.completed_at === null ? null : job.completed_at - job.started_at,

@@ -1,7 +1,7 @@
 // The v2 surface (/api/v2): assets and jobs, answered in the error envelope
 // `{error: {code, message, details?}}`, and the OpenAPI document generated
 // from this route table. Paths under /api/v2 that match no route are its
-// 404s and 405s; so are paths that no other surface owns.
+// 404s and 405s.
 import { getAssetContent } from '../assets/content.ts';
 import { assetFromHash, headByHash } from '../assets/from-hash.ts';
 import { deleteAsset, getAsset } from '../assets/read.ts';

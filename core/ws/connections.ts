@@ -36,8 +36,13 @@ interface Channel {
   /** Work in order; a task may be async (a recount), and what follows waits for it. */
   tasks: Array<() => void | Promise<void>>;
   draining: boolean;
-  /** A recount is queued and not started: another change needs no second one. */
-  recountQueued: boolean;
+  /**
+   * The channel's one recount task. Queue changes back to back (a burst of
+   * submissions) share it while it waits last in the queue; one after any
+   * other message gets its own, so a `status` never moves past the frames
+   * it was announced between.
+   */
+  recount: () => Promise<void>;
 }
 
 export interface Connections {
@@ -96,7 +101,6 @@ export function createConnections(ctx: ServiceContext, opts: { maxBufferedBytes?
   }
 
   async function recount(ch: Channel): Promise<void> {
-    ch.recountQueued = false;
     const count = await queueRemaining(ctx, ch.accountId);
     const text = statusFrame(count);
     for (const entry of ch.peers.values()) send(entry, text);
@@ -130,14 +134,12 @@ export function createConnections(ctx: ServiceContext, opts: { maxBufferedBytes?
       unsubscribe: () => {},
       tasks: [],
       draining: false,
-      recountQueued: false,
+      recount: () => recount(ch),
     };
     ch.unsubscribe = ctx.jobs.hub.subscribeAccount(accountId, (event) => {
       for (const message of ch.translator.translate(event)) {
         if (message.kind === 'queue') {
-          if (ch.recountQueued) continue;
-          ch.recountQueued = true;
-          schedule(ch, () => recount(ch));
+          if (ch.tasks.at(-1) !== ch.recount) schedule(ch, ch.recount);
         } else {
           schedule(ch, () => broadcast(ch, message));
         }

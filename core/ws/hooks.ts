@@ -1,10 +1,12 @@
 // WebSocket hooks of the service: the cloud-compatible `/ws` stream (also at
-// `/api/ws`). The upgrade authenticates the `token` query parameter (401 in
-// the cloud `{code, message}` shape when refused), takes `clientId` as the
-// connection's `sid`, and reads the queue count the first `status` message
-// carries, so a peer is greeted and registered in one step when it opens.
+// `/api/ws`). The upgrade authenticates the `token` query parameter, else
+// the X-API-Key or Authorization header (401 in the cloud `{code, message}`
+// shape when refused), takes `clientId` as the connection's `sid`, and
+// reads the queue count the first `status` message carries, so a peer is
+// greeted and registered in one step when it opens.
 // Everything after that is the account's live channel (core/ws/connections.ts).
 import { isRecord } from '../../lib/is-record.ts';
+import { webSocketAccount } from '../cloud/auth.ts';
 import { cloudError } from '../cloud/respond.ts';
 import { serverFeatures } from '../cloud/system.ts';
 import type { ServiceContext } from '../context.ts';
@@ -48,7 +50,7 @@ export function createWebSocketHooks(ctx: ServiceContext, opts: WebSocketHookOpt
         if (!PATHS.has(url.pathname.replace(/\/+$/, ''))) {
           throw new ApiError('not_found', 'No WebSocket endpoint at this path: connect to /ws.');
         }
-        const account = await ctx.auth.authenticateKey(url.searchParams.get('token'), 'the token query parameter');
+        const account = await webSocketAccount(request, url, ctx);
         const clientId = url.searchParams.get('clientId');
         if (clientId !== null && clientId.length > MAX_CLIENT_ID) {
           throw new ApiError('invalid_request', `clientId is longer than ${MAX_CLIENT_ID} characters.`);

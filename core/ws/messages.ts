@@ -137,9 +137,15 @@ export function createMessageTranslator(now: () => number): MessageTranslator {
       } else if (status === 'canceled' && started) {
         out.push(json('execution_interrupted', interruptedData(prompt_id, s, now())));
       }
-      // The reference ends every run it started with `executing` for no node.
+      // The reference ends every run it started with `status` (the queue
+      // without it), then `executing` for no node: it counts the queue when it
+      // files the run in its history, and only then says the run is over.
       const ended = status === 'succeeded' || ((status === 'failed' || status === 'canceled') && started);
-      if (ended) out.push(json('executing', { node: null, display_node: null, prompt_id }));
+      if (ended) {
+        out.push({ kind: 'queue' });
+        out.push(json('executing', { node: null, display_node: null, prompt_id }));
+        return out;
+      }
     }
     out.push({ kind: 'queue' });
     return out;

@@ -31,6 +31,8 @@ export interface JobSummary {
   metadata: Record<string, unknown> | null;
   /** Whether the engine answered some of the job's nodes from results of an earlier run. */
   outputs_reused: boolean;
+  /** When the account took the finished job out of its history (hideFromHistory), or null: shown. */
+  history_hidden_at: number | null;
 }
 
 /** A whole job row: its summary and the workflow. */
@@ -47,7 +49,7 @@ export interface JobWorkflow {
 
 export type NewJob = Omit<
   JobRecord,
-  'seq' | 'started_at' | 'completed_at' | 'progress' | 'error' | 'attempts' | 'priority' | 'metadata' | 'outputs_reused'
+  'seq' | 'started_at' | 'completed_at' | 'progress' | 'error' | 'attempts' | 'priority' | 'metadata' | 'outputs_reused' | 'history_hidden_at'
 > & {
   /** Default 0. */
   priority?: number;
@@ -73,6 +75,8 @@ export interface AccountJobFilter {
   expires_after?: number;
   /** Only jobs with at least one output asset of this `output_type`. */
   output_type?: string;
+  /** true: only jobs still in the account's history (never hidden by hideFromHistory). */
+  in_history?: boolean;
 }
 
 export interface AccountJobQuery extends AccountJobFilter {
@@ -138,6 +142,13 @@ export interface JobStore {
    * it in pick order (a higher priority, or the same one and submitted before).
    */
   countQueuedBefore(job: Pick<JobSummary, 'seq' | 'account_id' | 'priority'>): Promise<number>;
+  /**
+   * Takes the account's jobs in these statuses out of its history (sets
+   * `history_hidden_at` to `at` where it is null): the jobs named, or all of
+   * them. Ids of other accounts or of jobs in other statuses are left alone.
+   * Returns how many this call hid.
+   */
+  hideFromHistory(accountId: string, statuses: string[], ids: readonly string[] | 'all', at: number): Promise<number>;
   /** Terminal jobs whose `expires_at` passed: moved to `expired` (CAS); returns their ids. */
   expireJobs(terminalStatuses: string[], now: number, limit: number): Promise<string[]>;
 }

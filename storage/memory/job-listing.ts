@@ -1,7 +1,7 @@
 // The memory JobStore's account listings (the cloud surface's job list,
-// history and queue): one account's jobs by status, retention and output
-// kind, in the query's order, a page at a time. The only job reads that look
-// at assets.
+// history and queue): one account's jobs by status, retention, output kind
+// and whether they are still in its history, in the query's order, a page
+// at a time. The only job reads that look at assets.
 import type { AccountJobFilter, AccountJobQuery, AssetRecord, JobStore, JobSummary } from '../types.ts';
 
 /** What the `output_type` filter reads of an asset row. */
@@ -28,6 +28,7 @@ export function createMemoryJobListing(jobs: Map<string, JobSummary>, assets: ()
           wanted.has(j.status) &&
           (f.expires_after === undefined || j.expires_at > f.expires_after) &&
           (f.before_seq === undefined || j.seq < f.before_seq) &&
+          (!f.in_history || j.history_hidden_at === null) &&
           (withOutput === undefined || withOutput.has(j.id)),
       )
       .sort((x, y) => x.seq - y.seq);

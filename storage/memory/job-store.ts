@@ -45,6 +45,7 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
         priority,
         metadata: structuredClone(metadata),
         outputs_reused: false,
+        history_hidden_at: null,
       };
       workflows.set(job.id, JSON.stringify(workflow));
       jobs.set(job.id, record);
@@ -111,6 +112,19 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
         (j) =>
           j.status === 'queued' && (j.account_id === account_id ? j.priority > priority || (j.priority === priority && j.seq < seq) : j.seq < seq),
       ).length;
+    },
+
+    async hideFromHistory(accountId, statuses, ids, at) {
+      const wanted = new Set(statuses);
+      const named = ids === 'all' ? undefined : new Set(ids);
+      let hidden = 0;
+      for (const j of jobs.values()) {
+        if (j.account_id !== accountId || !wanted.has(j.status) || j.history_hidden_at !== null) continue;
+        if (named !== undefined && !named.has(j.id)) continue;
+        j.history_hidden_at = at;
+        hidden++;
+      }
+      return hidden;
     },
 
     async expireJobs(terminalStatuses, now, limit) {

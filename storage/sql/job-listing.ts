@@ -1,7 +1,8 @@
 // The SQL JobStore's account listings (the cloud surface's job list, history
-// and queue): one account's jobs by status, retention and output kind, in the
-// query's order, a page at a time, without their workflows. The only job
-// reads that look at assets (an EXISTS on the job's outputs).
+// and queue): one account's jobs by status, retention, output kind and
+// whether they are still in its history, in the query's order, a page at a
+// time, without their workflows. The only job reads that look at assets (an
+// EXISTS on the job's outputs).
 import { type Kysely, sql } from 'kysely';
 import type { AccountJobFilter, JobStore } from '../types.ts';
 import { JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
@@ -14,6 +15,7 @@ export function createSqlJobListing(db: Kysely<Database>): JobListing {
   function accountJobs(accountId: string, f: AccountJobFilter) {
     let query = db.selectFrom('jobs').where('jobs.account_id', '=', accountId).where('jobs.status', 'in', f.statuses);
     if (f.expires_after !== undefined) query = query.where('jobs.expires_at', '>', f.expires_after);
+    if (f.in_history) query = query.where('jobs.history_hidden_at', 'is', null);
     const outputType = f.output_type;
     if (outputType !== undefined) {
       query = query.where(({ exists, selectFrom }) =>

@@ -63,6 +63,7 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
           priority,
           metadata,
           outputs_reused: false,
+          history_hidden_at: null,
         };
         await tx
           .insertInto('jobs')
@@ -185,6 +186,24 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
           .where((eb) => eb.or([eb('priority', '>', priority), eb.and([eb('priority', '=', priority), eb('seq', '<', seq)])])),
       );
       return others + own;
+    },
+
+    async hideFromHistory(accountId, statuses, ids, at) {
+      if (statuses.length === 0) return 0;
+      const hide = async (some?: readonly string[]) => {
+        let query = db
+          .updateTable('jobs')
+          .set({ history_hidden_at: at })
+          .where('account_id', '=', accountId)
+          .where('status', 'in', statuses)
+          .where('history_hidden_at', 'is', null);
+        if (some !== undefined) query = query.where('id', 'in', some);
+        return Number((await query.executeTakeFirst()).numUpdatedRows);
+      };
+      if (ids === 'all') return hide();
+      let hidden = 0;
+      for (let i = 0; i < ids.length; i += IDS_PER_QUERY) hidden += await hide(ids.slice(i, i + IDS_PER_QUERY));
+      return hidden;
     },
 
     async expireJobs(terminalStatuses, now, limit) {

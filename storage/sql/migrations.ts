@@ -196,6 +196,17 @@ migrations['0005_job_priority_metadata'] = {
   },
 };
 
+migrations['0006_job_history'] = {
+  // An account may take finished jobs out of its history (POST /history)
+  // without deleting them: the job and its outputs stay reachable by id.
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable('jobs').addColumn('history_hidden_at', 'bigint').execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.alterTable('jobs').dropColumn('history_hidden_at').execute();
+  },
+};
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /** Brings the schema to the latest version; throws the first migration error. */

@@ -63,6 +63,7 @@ export const JOB_SUMMARY_COLUMNS = [
   'priority',
   'metadata',
   'outputs_reused',
+  'history_hidden_at',
 ] as const;
 
 type JobSummaryRow = Pick<Selectable<Database['jobs']>, (typeof JOB_SUMMARY_COLUMNS)[number]>;
@@ -81,4 +82,5 @@ export const toJobSummary = (r: JobSummaryRow): JobSummary => ({
   priority: Number(r.priority),
   metadata: nullableJson(r.metadata),
   outputs_reused: Number(r.outputs_reused) === 1,
+  history_hidden_at: nullableNumber(r.history_hidden_at),
 });

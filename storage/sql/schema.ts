@@ -86,6 +86,8 @@ export interface JobsTable {
   metadata: string | null;
   /** 0 or 1 (a boolean both dialects store alike); defaults to 0. */
   outputs_reused: ColumnType<number, number | undefined, number>;
+  /** Set when the account took the job out of its history (POST /history). */
+  history_hidden_at: NullableInt8;
 }
 
 export interface VideoTasksTable {

@@ -74,6 +74,16 @@ export function trickyPayload(): Uint8Array {
   );
 }
 
+/** Asserts the reference engine server's answer to a path no route takes (outside /api/v2 and /proxy): 404 and aiohttp's text. */
+export async function expectReferenceNotFound(res: Response): Promise<void> {
+  const text = await res.text();
+  expect({ status: res.status, type: res.headers.get('content-type'), body: text }).toEqual({
+    status: 404,
+    type: 'text/plain; charset=utf-8',
+    body: '404: Not Found',
+  });
+}
+
 /** Asserts the v2 error envelope with this status and code; returns the body. */
 export async function expectEnvelope(res: Response, status: number, code: string) {
   const text = await res.text();

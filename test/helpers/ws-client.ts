@@ -1,4 +1,5 @@
-// A real `ws` client for the `/ws` tests: connects with query parameters,
+// A real `ws` client for the `/ws` tests: connects with query parameters
+// (and headers on the upgrade),
 // keeps every frame in arrival order (text parsed as JSON, binary as bytes),
 // and waits for the frame a test expects; plus the refusal of an upgrade.
 import { WebSocket } from 'ws';
@@ -25,8 +26,13 @@ export const wsUrl = (base: string, path: string, query: Record<string, string> 
   return url.toString();
 };
 
-export async function connectWs(base: string, query: Record<string, string> = {}, path = '/ws'): Promise<WsClient> {
-  const ws = new WebSocket(wsUrl(base, path, query));
+export async function connectWs(
+  base: string,
+  query: Record<string, string> = {},
+  path = '/ws',
+  headers: Record<string, string> = {},
+): Promise<WsClient> {
+  const ws = new WebSocket(wsUrl(base, path, query), { headers });
   const frames: Frame[] = [];
   const waiters = new Set<() => void>();
   ws.on('message', (data, isBinary) => {
@@ -89,8 +95,11 @@ function summary(frames: Frame[]): string {
 }
 
 /** An upgrade the server refuses: its status and JSON body. */
-export function refusedUpgrade(url: string): Promise<{ status: number; headers: Record<string, unknown>; body: any }> {
-  const ws = new WebSocket(url);
+export function refusedUpgrade(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: any }> {
+  const ws = new WebSocket(url, { headers });
   return new Promise((resolve, reject) => {
     ws.once('open', () => {
       ws.close();

@@ -1,14 +1,18 @@
 // Raw clients of the runtime conformance suite (test/suites/runtime-conformance.ts):
 // requests a fetch client cannot make (cut off, oversized, broken handshakes),
 // a streamed multipart body hashed as it is produced, polling a job or a
-// video task, and retrying a generation while its account is busy.
+// video task, retrying a generation while its account is busy, and uploads
+// from a client process of their own.
+import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { createBLAKE3 } from 'hash-wasm';
 import { expect } from 'vitest';
 import { randomBytes } from '../helpers/assets.ts';
 import { sleep, TERMINAL } from '../helpers/jobs.ts';
+import type { UploadBatch, UploadOutcome } from './upload-clients.ts';
 
 const MiB = 1024 * 1024;
+const UPLOAD_CLIENTS = new URL('./upload-clients.ts', import.meta.url).pathname;
 
 export async function json(res: Response): Promise<any> {
   const text = await res.text();
@@ -151,4 +155,23 @@ export function streamingUpload(chunks: number): { body: ReadableStream<Uint8Arr
     },
   });
   return { body, contentType: `multipart/form-data; boundary=${boundary}`, digest };
+}
+
+/**
+ * Runs the upload batches in a Node process of its own (upload-clients.ts),
+ * batch after batch: the outcomes of each, in order.
+ */
+export function uploadsFromAnotherProcess(batches: UploadBatch[]): Promise<UploadOutcome[][]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', UPLOAD_CLIENTS, JSON.stringify(batches)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code === 0) resolve(JSON.parse(stdout));
+      else reject(new Error(`the upload clients exited ${code}: ${stderr}`));
+    });
+  });
 }

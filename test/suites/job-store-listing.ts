@@ -107,6 +107,32 @@ export function jobListingCases(getStore: () => JobStoreWithOutputs): void {
       expect(await store.countAccountJobs('acc1', filter)).toBe(1);
     });
 
+    it('hideFromHistory takes the named jobs or all of them, in the given statuses, out of the history listing; nothing else changes', async () => {
+      const FINISHED = ['succeeded', 'failed', 'canceled'];
+      await make('s1', 'succeeded');
+      await make('f1', 'failed');
+      await make('c1', 'canceled');
+      await make('r1', 'running');
+      await make('x1', 'succeeded', { account_id: 'acc2' });
+      const history = async (accountId = 'acc1') => ids(await store.listAccountJobs(accountId, { statuses: ALL, in_history: true, limit: 10 }));
+      expect(await history()).toEqual(['r1', 'c1', 'f1', 's1']);
+      // Another account's job, a running one and an unknown id are left alone.
+      expect(await store.hideFromHistory('acc1', FINISHED, ['s1', 'x1', 'r1', 'nope'], T0 + 5)).toBe(1);
+      expect(await history()).toEqual(['r1', 'c1', 'f1']);
+      expect(await store.countAccountJobs('acc1', { statuses: ALL, in_history: true })).toBe(3);
+      expect((await store.getJob('acc1', 's1'))?.history_hidden_at).toBe(T0 + 5);
+      expect((await store.getJob('acc1', 'f1'))?.history_hidden_at).toBeNull();
+      // Hidden is not gone: every other read still has the job.
+      expect(ids(await store.listAccountJobs('acc1', { statuses: ALL, limit: 10 }))).toEqual(['r1', 'c1', 'f1', 's1']);
+      // 'all' hides the rest in those statuses, once; a job hidden before keeps its time.
+      expect(await store.hideFromHistory('acc1', FINISHED, 'all', T0 + 9)).toBe(2);
+      expect(await store.hideFromHistory('acc1', FINISHED, 'all', T0 + 10)).toBe(0);
+      expect(await history()).toEqual(['r1']);
+      expect((await store.getJob('acc1', 's1'))?.history_hidden_at).toBe(T0 + 5);
+      expect(await history('acc2')).toEqual(['x1']);
+      expect(await store.hideFromHistory('acc1', [], 'all', T0 + 11)).toBe(0);
+    });
+
     it('output_type keeps jobs with an output asset of that kind, of that account', async () => {
       await make('img', 'succeeded');
       await make('vid', 'succeeded');

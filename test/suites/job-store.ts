@@ -52,6 +52,7 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
         priority: 0,
         metadata: null,
         outputs_reused: false,
+        history_hidden_at: null,
       });
       expect(b!.seq).toBeGreaterThan(a!.seq);
       expect(c!.seq).toBeGreaterThan(b!.seq);

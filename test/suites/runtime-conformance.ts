@@ -34,8 +34,10 @@ import {
   pollJob,
   pollJson,
   streamingUpload,
+  uploadsFromAnotherProcess,
   whileBusy,
 } from '../runtime/raw-clients.ts';
+import type { UploadBatch } from '../runtime/upload-clients.ts';
 
 export interface RuntimeServer {
   /** Where the service answers, mount prefix included, no trailing slash. */
@@ -49,6 +51,22 @@ const MiB = 1024 * 1024;
 /** Mount prefix of the server, '' at the root: job links are host-relative and start with it. */
 const prefixOf = (base: string) => new URL(base).pathname.replace(/\/+$/, '');
 const wsBase = (base: string) => base.replace(/^http/, 'ws');
+
+/**
+ * Uploads a service refuses before reading their body, from a client process
+ * of its own: 20 one after another and 20 at once, of 40 B and of 2 MiB each.
+ */
+const earlyRefusals = (url: string, field: string, headers: Record<string, string>): UploadBatch[] =>
+  [40, 2 * MiB].flatMap((size) => [false, true].map((concurrent) => ({ url, field, size, count: 20, concurrent, headers })));
+
+/** Each outcome of each batch: the status and the error code its JSON body carries (v2 envelope or cloud shape), or the client's error. */
+function outcomesOf(results: Awaited<ReturnType<typeof uploadsFromAnotherProcess>>): string[] {
+  return results.flat().map((o) => {
+    if ('error' in o) return `client error ${o.error}`;
+    const body = JSON.parse(o.body);
+    return `${o.status} ${body.error?.code ?? body.code}`;
+  });
+}
 
 /** Cases a runtime may leave out, each only for a limitation of the runtime itself. */
 export type RuntimeCase = 'streamed-content-length';
@@ -221,6 +239,18 @@ export function runtimeConformance(label: string, start: StartRuntimeServer, opt
         const { status, body } = await oversizedUpload(`${base}/api/v2/assets`, 200 * MiB);
         expect(status).toBe(413);
         expect(JSON.parse(body).error.code).toBe('payload_too_large');
+      });
+
+      it('answers every client an upload it refuses before reading it (a reused Idempotency-Key): 422, never a broken connection', async () => {
+        const key = crypto.randomUUID();
+        const first = await fetch(`${base}/api/v2/assets`, {
+          method: 'POST',
+          headers: { 'idempotency-key': key },
+          body: uploadForm(randomBytes(64)),
+        });
+        expect(first.status).toBe(201);
+        const results = await uploadsFromAnotherProcess(earlyRefusals(`${base}/api/v2/assets`, 'file', { 'idempotency-key': key }));
+        expect(outcomesOf(results)).toEqual(Array(80).fill('422 idempotency_key_reuse'));
       });
 
       it('stays healthy after a client drops an upload half way', async () => {
@@ -404,6 +434,14 @@ export function runtimeConformance(label: string, start: StartRuntimeServer, opt
         await expectEnvelope(ok, 404, 'not_found');
       });
 
+      it('answers every client an upload it refuses for a wrong key before reading it: 401 in its surface shape, never a broken connection', async () => {
+        const results = await uploadsFromAnotherProcess([
+          ...earlyRefusals(`${guarded.base}/api/v2/assets`, 'file', { authorization: 'Bearer wrong-token' }),
+          ...earlyRefusals(`${guarded.base}/api/upload/image`, 'image', { 'x-api-key': 'wrong-token' }),
+        ]);
+        expect(outcomesOf(results)).toEqual(Array(160).fill('401 unauthorized'));
+      });
+
       it('refuses the generation endpoints without the token (401, each surface its shape) and serves them with it', async () => {
         const bearer = { authorization: `Bearer ${token}` };
         const music = (headers: Record<string, string>) =>
@@ -422,19 +460,29 @@ export function runtimeConformance(label: string, start: StartRuntimeServer, opt
         expect((await fetch(task, { headers: bearer })).status).toBe(404);
       });
 
-      it('refuses /ws with a bad token or none (401, cloud shape) and accepts the right one', async () => {
+      it('refuses /ws with a bad token or none (401, cloud shape) and accepts the right one, in the query or a header', async () => {
         for (const query of ['?token=not-the-token', '']) {
           const refused = await refusedUpgrade(`${wsBase(guarded.base)}/ws${query}`);
           expect(refused.status).toBe(401);
           expect(refused.body).toMatchObject({ code: 'unauthorized', message: expect.any(String) });
         }
-        const ws = new WebSocket(`${wsBase(guarded.base)}/ws?token=${encodeURIComponent(token)}`);
-        const first = await new Promise<any>((resolve, reject) => {
-          ws.once('message', (data) => resolve(JSON.parse(String(data))));
-          ws.once('error', reject);
-        });
-        expect(first.type).toBe('status');
-        ws.close();
+        // The key as the contract sends it (the query), and as clients that cannot set a query do (a header on the upgrade).
+        const ways: Array<[string, Record<string, string>]> = [
+          [`?token=${encodeURIComponent(token)}`, {}],
+          ['', { 'x-api-key': token }],
+          ['', { authorization: `Bearer ${token}` }],
+        ];
+        for (const [query, headers] of ways) {
+          const ws = new WebSocket(`${wsBase(guarded.base)}/ws${query}`, { headers });
+          const first = await new Promise<any>((resolve, reject) => {
+            ws.once('message', (data) => resolve(JSON.parse(String(data))));
+            ws.once('error', reject);
+          });
+          expect([query, headers, first.type]).toEqual([query, headers, 'status']);
+          ws.close();
+        }
+        const wrongHeader = await refusedUpgrade(`${wsBase(guarded.base)}/ws`, { 'x-api-key': 'not-the-token' });
+        expect(wrongHeader.status).toBe(401);
       });
     });
   });
