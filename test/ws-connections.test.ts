@@ -39,6 +39,20 @@ function setup(maxBufferedBytes = 1000) {
 
 const tick = () => new Promise((r) => setTimeout(r, 10));
 
+/** One peer of account `acc`, over queue counts answered only when the test says (`reads`, oldest first). */
+function gatedCounts() {
+  const hub = createJobHub();
+  const reads: Array<(n: number) => void> = [];
+  const metadata = { countJobs: () => new Promise<number>((resolve) => reads.push(resolve)) };
+  const ctx = { metadata, jobs: { hub }, logger: silentLogger, now: () => 1 } as unknown as ServiceContext;
+  const connections = createConnections(ctx, { maxBufferedBytes: 1e9 });
+  const peer = new RecordingPeer('p');
+  connections.add(peer, 'acc');
+  // A macrotask: every promise chain behind an answered read settles.
+  const flush = () => new Promise((resolve) => setImmediate(resolve));
+  return { hub, reads, peer, flush };
+}
+
 describe('ws connections', () => {
   it('subscribes an account once while it has peers, and lets go after the last one', () => {
     const { hub, connections } = setup();
@@ -73,21 +87,14 @@ describe('ws connections', () => {
   });
 
   it('a status stays between the frames it was announced between, even behind a recount still reading', async () => {
-    const hub = createJobHub();
-    // Counts answered only when the test says: the first recount is still reading when the rest arrives.
-    const reads: Array<(n: number) => void> = [];
-    const metadata = { countJobs: () => new Promise<number>((resolve) => reads.push(resolve)) };
-    const ctx = { metadata, jobs: { hub }, logger: silentLogger, now: () => 1 } as unknown as ServiceContext;
-    const connections = createConnections(ctx, { maxBufferedBytes: 1e9 });
-    const peer = new RecordingPeer('p');
-    connections.add(peer, 'acc');
+    // The first recount is still reading when the rest arrives.
+    const { hub, reads, peer, flush } = gatedCounts();
     const job = { id: 'j', account_id: 'acc' };
     hub.announce(job, 'queued');
     hub.announce(job, 'running');
     hub.publishAccount('acc', { type: 'engine', job_id: 'j', event: { type: 'execution_start' } });
     hub.announce(job, 'succeeded');
-    // Each read answered in turn; a macrotask lets every promise chain behind it settle.
-    const flush = () => new Promise((resolve) => setImmediate(resolve));
+    // Each read answered in turn.
     for (const count of [1, 1, 0]) {
       await flush();
       reads.shift()?.(count);
@@ -103,16 +110,9 @@ describe('ws connections', () => {
   });
 
   it('queue changes back to back share the recount that waits last', async () => {
-    const hub = createJobHub();
-    const reads: Array<(n: number) => void> = [];
-    const metadata = { countJobs: () => new Promise<number>((resolve) => reads.push(resolve)) };
-    const ctx = { metadata, jobs: { hub }, logger: silentLogger, now: () => 1 } as unknown as ServiceContext;
-    const connections = createConnections(ctx, { maxBufferedBytes: 1e9 });
-    const peer = new RecordingPeer('p');
-    connections.add(peer, 'acc');
+    const { hub, reads, peer, flush } = gatedCounts();
     // The first starts reading at once; the nine behind it share one more.
     for (let i = 0; i < 10; i++) hub.announce({ id: `j${i}`, account_id: 'acc' }, 'queued');
-    const flush = () => new Promise((resolve) => setImmediate(resolve));
     for (const count of [1, 10]) {
       await flush();
       reads.shift()?.(count);

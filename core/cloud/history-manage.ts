@@ -7,25 +7,17 @@
 // /view) stay until its retention ends. A job still queued or running is not
 // in the history yet and is left alone, as the reference leaves it (it shows
 // up once it finishes). Ids of other accounts or of no job are skipped.
-import * as v from 'valibot';
 import { isUuid } from '../../lib/uuid.ts';
 import type { ServiceContext } from '../context.ts';
 import { validate } from '../schemas.ts';
 import { cloudAccount } from './auth.ts';
+import { ManageBody } from './manage-body.ts';
 import { readObject } from './read-object.ts';
 import { FINISHED_STATUSES } from './status.ts';
 
-const HistoryBody = v.strictObject(
-  {
-    delete: v.optional(v.pipe(v.array(v.string('must be job ids'), 'must be an array of job ids'), v.maxLength(1000, 'at most 1000 ids'))),
-    clear: v.optional(v.boolean('must be a boolean')),
-  },
-  'is not accepted; send delete and/or clear',
-);
-
 export async function postHistory(request: Request, ctx: ServiceContext): Promise<Response> {
   const account = await cloudAccount(request, ctx);
-  const body = validate(HistoryBody, await readObject(request));
+  const body = validate(ManageBody, await readObject(request));
   const now = ctx.now();
   const ids = [...new Set((body.delete ?? []).filter(isUuid).map((id) => id.toLowerCase()))];
   if (ids.length > 0) await ctx.metadata.hideFromHistory(account.id, FINISHED_STATUSES, ids, now);

@@ -21,6 +21,7 @@ import { pagesOfWorkflows } from '../jobs/workflows.ts';
 import { validate } from '../schemas.ts';
 import { cloudAccount } from './auth.ts';
 import { queueItem } from './entries.ts';
+import { ManageBody } from './manage-body.ts';
 import { readObject } from './read-object.ts';
 import { RUNNING_STATUSES } from './status.ts';
 
@@ -66,17 +67,9 @@ async function cancel(ctx: ServiceContext, job: JobSummary): Promise<boolean> {
   return after.status === 'canceled' || after.status === 'canceling';
 }
 
-const QueueBody = v.strictObject(
-  {
-    delete: v.optional(v.pipe(v.array(v.string('must be job ids'), 'must be an array of job ids'), v.maxLength(1000, 'at most 1000 ids'))),
-    clear: v.optional(v.boolean('must be a boolean')),
-  },
-  'is not accepted; send delete and/or clear',
-);
-
 export async function postQueue(request: Request, ctx: ServiceContext): Promise<Response> {
   const account = await cloudAccount(request, ctx);
-  const body = validate(QueueBody, await readObject(request));
+  const body = validate(ManageBody, await readObject(request));
   const deleted: string[] = [];
   for (const id of new Set(body.delete ?? [])) {
     const job = isUuid(id) ? await ctx.metadata.getJob(account.id, id.toLowerCase()) : null;
