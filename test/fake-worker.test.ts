@@ -75,14 +75,16 @@ describe('POST /prompt', () => {
     expect((await body(upper)).error.type).toBe('invalid_prompt_id');
   });
 
-  it('accepts a prompt: prompt_id (given or made), number, node_errors; a used prompt_id is refused', async () => {
+  it('accepts a prompt: prompt_id (given or made), number, node_errors; a used prompt_id too, as the real server does', async () => {
     const id = randomUUID();
     const ok = await submit(sumWorkflow('a'), 'c1', { prompt_id: id });
     expect(ok).toEqual({ prompt_id: id, number: 0, node_errors: {} });
     const next = await submit(sumWorkflow('b'), 'c1');
     expect(next.number).toBe(1);
     expect(next.prompt_id).toMatch(/^[0-9a-f-]{36}$/);
-    expect((await post('/prompt', { prompt: sumWorkflow('a'), prompt_id: id })).status).toBe(400);
+    const again = await post('/prompt', { prompt: sumWorkflow('a'), prompt_id: id });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ prompt_id: id, number: 2, node_errors: {} });
   });
 
   it('keeps API keys out of the queue and history but hands them to the run', async () => {
