@@ -17,7 +17,7 @@ let h: Harness;
 beforeAll(async () => {
   server = await startRealComfyUI();
   h = await startHarness('node-server', { engine: createComfyEngine({ workers: [server.url], healthIntervalMs: 200 }) });
-}, 300_000);
+}, 20 * 60_000);
 afterAll(async () => {
   await h?.close();
   await server?.stop();

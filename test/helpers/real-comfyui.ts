@@ -1,13 +1,16 @@
 // The real engine server (ComfyUI, CPU, non-ML nodes) for integration tests:
-// started through ../shared/comfyui/run-comfyui.sh on a free port, its files
-// under a directory of its own, stopped with its whole process group.
-// `.ci/run` installs what the script needs, so here it only starts.
+// started through scripts/real-comfyui.sh (../shared/comfyui/run-comfyui.sh
+// and what it lacks) on a free port, its files under a directory of its own,
+// stopped with its whole process group. The first start on a fresh machine
+// installs Debian packages: minutes.
 import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
-const SCRIPT = fileURLToPath(new URL('../../../shared/comfyui/run-comfyui.sh', import.meta.url));
+const SCRIPT = fileURLToPath(new URL('../../scripts/real-comfyui.sh', import.meta.url));
+/** A bound, not a wait: the first start installs python3-torch and friends. */
+const START_TIMEOUT_MS = 20 * 60_000;
 
 export interface RealComfyUI {
   url: string;
@@ -28,7 +31,7 @@ export async function startRealComfyUI(): Promise<RealComfyUI> {
   const port = await freePort();
   const base = `/tmp/comfyui-data-graphrun-${port}`;
   const stdout = await new Promise<string>((resolve, reject) => {
-    execFile('bash', [SCRIPT, String(port)], { env: { ...process.env, COMFYUI_BASE: base }, timeout: 300_000 }, (err, out, errOut) => {
+    execFile('bash', [SCRIPT, String(port)], { env: { ...process.env, COMFYUI_BASE: base }, timeout: START_TIMEOUT_MS }, (err, out, errOut) => {
       if (err) reject(new Error(`run-comfyui.sh ${port} failed: ${err.message}\n${errOut}`));
       else resolve(out);
     });
