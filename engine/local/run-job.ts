@@ -52,15 +52,16 @@ export async function runJob(job: EngineJob, ctx: ExecutionContext, env: JobEnvi
   const cacheKey = (p: PlannedNode) => `${job.account_id}\n${p.cache_key}`;
   // Hits are taken now: the cache may evict them while this job runs.
   const results = new Map<string, NodeResult>();
-  const cached: string[] = [];
+  // A set: a 10,000-node job must not search a list once per node.
+  const cached = new Set<string>();
   for (const p of plan) {
     const hit = acrossJobs(p) ? env.cache?.get(cacheKey(p)) : undefined;
     if (hit) {
       results.set(p.cache_key, hit);
-      cached.push(p.id);
+      cached.add(p.id);
     }
   }
-  ctx.emit({ type: 'cached', node_ids: cached });
+  ctx.emit({ type: 'cached', node_ids: [...cached] });
 
   const byId = new Map(plan.map((p) => [p.id, p]));
   for (const p of needed(plan, byId, results)) {
@@ -78,7 +79,7 @@ export async function runJob(job: EngineJob, ctx: ExecutionContext, env: JobEnvi
       result = env.elsewhere?.wants(p) ? await env.elsewhere.run(p, inputs, maxBytes) : await runNode(p, inputs, ctx, env.settings, maxBytes);
       results.set(p.cache_key, result);
       if (acrossJobs(p)) env.cache?.set(cacheKey(p), result);
-    } else if (!cached.includes(p.id)) {
+    } else if (!cached.has(p.id)) {
       // A twin of a node that ran earlier in this job: served, not run, and said so, so progress counts it done.
       ctx.emit({ type: 'cached', node_ids: [p.id] });
     }
