@@ -2,6 +2,7 @@
 // `{error: {code, message, details?}}`. Handlers throw ApiError; anything else
 // that escapes becomes a 500 `upstream_error` whose detail goes to the log only.
 import { EngineNotReadyError } from '../engine/types.ts';
+import { respondJson } from './http/json-response.ts';
 import { errorText } from './log.ts';
 import type { Logger } from './types.ts';
 
@@ -62,7 +63,7 @@ export function envelope(code: ErrorCode, message: string, details?: Record<stri
 }
 
 export function errorResponse(err: ApiError): Response {
-  return Response.json(envelope(err.code, err.message, err.details), {
+  return respondJson(envelope(err.code, err.message, err.details), {
     status: err.status,
     headers: err.headers,
   });

@@ -1,9 +1,11 @@
 // Default logger: one JSON object per line on the console's error stream, so
 // operators can ship it anywhere; services may pass their own Logger instead.
+import { stringifyJson } from '../lib/json.ts';
 import type { Logger } from './types.ts';
 
 function line(level: string, message: string, fields?: Record<string, unknown>) {
-  console.error(JSON.stringify({ time: new Date().toISOString(), level, message, ...fields }));
+  // Lossless: a field may hold a workflow value beyond 2^53 (a BigInt), which JSON.stringify refuses.
+  console.error(stringifyJson({ time: new Date().toISOString(), level, message, ...fields }));
 }
 
 export const consoleLogger: Logger = {

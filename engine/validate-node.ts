@@ -2,6 +2,8 @@
 // messages: missing required inputs, malformed or mistyped links, and
 // constants of the wrong type or out of range. Whether upstream nodes are
 // valid is decided by validate-workflow.ts, which sees the whole graph.
+
+import { stringifyJson } from '../lib/json.ts';
 import type { InputSpec, ValidationIssue, Workflow } from './types.ts';
 import type { DefinitionOf } from './validate-workflow.ts';
 import { declaredInputs, readInput } from './workflow-graph.ts';
@@ -79,9 +81,11 @@ export function typesMatch(received: string, expected: string | readonly string[
   return a.includes('*') || b.includes('*') || a.some((t) => b.includes(t));
 }
 
+// An integer beyond 2^53 arrives as a BigInt (lib/json.ts keeps it exact): a
+// valid INT (seeds go to 2^64 - 1), and a FLOAT as the reference's float() takes it.
 const CONSTANT_CHECKS: Record<string, (value: unknown) => boolean> = {
-  INT: (v) => typeof v === 'number' && Number.isInteger(v),
-  FLOAT: (v) => typeof v === 'number' && Number.isFinite(v),
+  INT: (v) => typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v)),
+  FLOAT: (v) => typeof v === 'bigint' || (typeof v === 'number' && Number.isFinite(v)),
   STRING: (v) => typeof v === 'string',
   BOOLEAN: (v) => typeof v === 'boolean',
 };
@@ -91,8 +95,8 @@ function checkConstant(name: string, spec: InputSpec, value: unknown, issue: Iss
   if (typeof type !== 'string') {
     if (!type.includes(value as string)) {
       // Like the reference: don't echo huge lists (e.g. every model file) back.
-      const list = type.length > 20 ? `(list of length ${type.length})` : JSON.stringify(type);
-      issue('value_not_in_list', 'Value not in list', `${name}: ${JSON.stringify(value)} not in ${list}`, {
+      const list = type.length > 20 ? `(list of length ${type.length})` : stringifyJson(type);
+      issue('value_not_in_list', 'Value not in list', `${name}: ${stringifyJson(value)} not in ${list}`, {
         input_config: type.length > 20 ? null : spec,
         received_value: value,
       });
@@ -103,17 +107,19 @@ function checkConstant(name: string, spec: InputSpec, value: unknown, issue: Iss
   // Other types (IMAGE, `*`, custom ones) take whatever constant is given, as in the reference.
   if (!check) return;
   if (!check(value)) {
-    issue('invalid_input_type', `Failed to convert an input value to a ${type} value`, `${name}, ${JSON.stringify(value)}`, {
+    issue('invalid_input_type', `Failed to convert an input value to a ${type} value`, `${name}, ${stringifyJson(value)}`, {
       input_config: spec,
       received_value: value,
       received_type: value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value,
     });
     return;
   }
-  const n = value as number;
-  if (typeof options.min === 'number' && n < options.min) {
+  // Numbers and BigInts compare exactly with each other, either side.
+  const n = value as number | bigint;
+  const bound = (b: unknown): b is number | bigint => typeof b === 'number' || typeof b === 'bigint';
+  if (bound(options.min) && n < options.min) {
     issue('value_smaller_than_min', `Value ${n} smaller than min of ${options.min}`, name, { input_config: spec, received_value: n });
-  } else if (typeof options.max === 'number' && n > options.max) {
+  } else if (bound(options.max) && n > options.max) {
     issue('value_bigger_than_max', `Value ${n} bigger than max of ${options.max}`, name, { input_config: spec, received_value: n });
   }
 }

@@ -52,7 +52,7 @@ describe.each(MODES)('cloud history (%s)', (mode) => {
     expect(entry.meta).toEqual({ s: { node_id: 's', display_node: 's', parent_node: null, real_node_id: 's' } });
     expect(entry.status.status_str).toBe('success');
     expect(entry.status.completed).toBe(true);
-    expect(entry.status.messages.map((m: any[]) => m[0])).toEqual(['execution_start', 'execution_success']);
+    expect(entry.status.messages.map((m: any[]) => m[0])).toEqual(['execution_start', 'execution_cached', 'execution_success']);
     for (const [, data] of entry.status.messages) {
       expect(data.prompt_id).toBe(job.prompt_id);
       expect(Number.isInteger(data.timestamp)).toBe(true);
@@ -68,8 +68,9 @@ describe.each(MODES)('cloud history (%s)', (mode) => {
     expect(outputs).toEqual({});
     expect(status.status_str).toBe('error');
     expect(status.completed).toBe(false);
-    const [start_, [type, error]] = status.messages;
+    const [start_, cached, [type, error]] = status.messages;
     expect(start_[0]).toBe('execution_start');
+    expect(cached).toEqual(['execution_cached', { nodes: [], prompt_id: failed.prompt_id, timestamp: start_[1].timestamp }]);
     expect(type).toBe('execution_error');
     expect(error).toMatchObject({
       prompt_id: failed.prompt_id,
@@ -94,7 +95,7 @@ describe.each(MODES)('cloud history (%s)', (mode) => {
     await waitForJob(v2(), running.prompt_id, 'canceled');
     const ran = (await getJson(alice, `/api/history/${running.prompt_id}`)).body[running.prompt_id].status;
     expect(ran).toMatchObject({ status_str: 'error', completed: false });
-    expect(ran.messages.map((m: any[]) => m[0])).toEqual(['execution_start', 'execution_interrupted']);
+    expect(ran.messages.map((m: any[]) => m[0])).toEqual(['execution_start', 'execution_cached', 'execution_interrupted']);
     const never = (await getJson(alice, `/api/history/${pending.prompt_id}`)).body[pending.prompt_id].status;
     expect(never).toEqual({ status_str: 'error', completed: false, messages: [] });
   });

@@ -154,6 +154,25 @@ describe('sqlite storage specifics', () => {
     await storage.close();
   });
 
+  it("a database from before runs' records gains them: a job finished before reads no cached nodes and no temporary files", async () => {
+    const filename = join(dir, 'before-run-records.sqlite');
+    const database = new BetterSqlite3(filename);
+    const old = new Kysely<any>({ dialect: new SqliteDialect({ database }) });
+    const before = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < '0007'));
+    const { error } = await new Migrator({ db: old, provider: { getMigrations: async () => before } }).migrateToLatest();
+    expect(error).toBeUndefined();
+    const row = { account_id: 'acc', workflow: '{}', created_at: 1, started_at: 2, completed_at: 3, expires_at: 4, attempts: 1 };
+    await old
+      .insertInto('jobs')
+      .values({ ...row, id: 'old', status: 'succeeded', seq: 1 })
+      .execute();
+    await old.destroy();
+
+    const storage = await createSqliteStorage({ filename, blobs: createMemoryBlobStore() });
+    expect(await storage.metadata.getJobById('old')).toMatchObject({ status: 'succeeded', cached_nodes: null, temp_asset_ids: [] });
+    await storage.close();
+  });
+
   it('keeps data across reopening the file', async () => {
     const filename = join(dir, 'reopened.sqlite');
     const first = await createSqliteStorage({ filename, blobs: createMemoryBlobStore() });

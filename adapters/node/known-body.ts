@@ -5,6 +5,7 @@
 // until some JavaScript asks for its body (building one is most of what a
 // small JSON response costs on Node 20), and `knownBody` hands the writer
 // the text to send with a Content-Length.
+import { stringifyJson } from '../../lib/json.ts';
 
 /**
  * A Response whose body stream is made only when read: status and headers
@@ -99,7 +100,7 @@ function withJsonType(headers: ResponseInit['headers']): NonNullable<ResponseIni
  * FetchOptions.jsonResponse. Never for a runtime's native server.
  */
 export function deferredJsonResponse(value: unknown, init?: ResponseInit): Response {
-  const text = JSON.stringify(value) as string | undefined;
+  const text = stringifyJson(value) as string | undefined;
   // As Response.json does: undefined, a function or a symbol has no JSON form.
   if (text === undefined) throw new TypeError('Value is not JSON serializable');
   return new DeferredBodyResponse(text, { status: init?.status, statusText: init?.statusText, headers: withJsonType(init?.headers) });

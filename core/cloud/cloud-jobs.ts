@@ -17,6 +17,7 @@ import { outputFileRef, outputsByNode, uiKeyOf } from './file-names.ts';
 import { updatedAt } from './job-status.ts';
 import { enumParam, intParam } from './params.ts';
 import { CLOUD_STATUSES, type CloudStatus, cloudStatus, jobStatusesOf, VISIBLE_STATUSES } from './status.ts';
+import { keptTempFiles } from './temp-files.ts';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 const MEDIA = ['image', 'video', 'audio'] as const;
@@ -81,13 +82,18 @@ export async function listCloudJobs(request: Request, ctx: ServiceContext): Prom
 export async function getCloudJob(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
   const account = await cloudAccount(request, ctx);
   const job = await findOwnJob(ctx, account, id);
-  const [outputs, workflow] = await Promise.all([outputsOf(ctx, job), jobWorkflow(ctx.metadata, job)]);
+  const [outputs, workflow, temps] = await Promise.all([
+    outputsOf(ctx, job),
+    jobWorkflow(ctx.metadata, job),
+    finished(job) ? keptTempFiles(ctx, job) : Promise.resolve([]),
+  ]);
   if (!workflow) throw notFound('No job with this id.');
   const detail: Record<string, unknown> = { ...summary(job, outputs), workflow, update_time: seconds(updatedAt(job)) };
   if (outputs) {
-    detail.outputs = outputsByNode(outputs);
+    // As history shows the job: its previews too, while they are kept.
+    detail.outputs = outputsByNode(outputs, temps);
     detail.execution_status = historyStatus(job);
-    detail.execution_meta = nodeMeta(outputs);
+    detail.execution_meta = nodeMeta(outputs, temps);
   }
   return Response.json(detail, { headers: NO_STORE });
 }

@@ -8,6 +8,7 @@ import type { AssetRecord, JobSummary } from '../../storage/types.ts';
 import { classTypeOf } from '../jobs/workflow-check.ts';
 import { exceptionFields } from './exception-fields.ts';
 import { outputsByNode } from './file-names.ts';
+import type { JobFiles } from './temp-files.ts';
 
 type Defs = Record<string, NodeDefinition>;
 
@@ -40,11 +41,20 @@ export function executionError(job: JobSummary) {
   };
 }
 
-/** `{status_str, completed, messages}` of a finished job, as history shows it. */
+/**
+ * `{status_str, completed, messages}` of a finished job, as history shows it:
+ * in the reference's order, execution_start, execution_cached (right after
+ * it, with the nodes served from cache, `[]` when none or when the engine
+ * never said), then how the run ended.
+ */
 export function historyStatus(job: JobSummary) {
   const messages: Array<[string, Record<string, unknown>]> = [];
   const prompt_id = job.id;
-  if (job.started_at !== null) messages.push(['execution_start', { prompt_id, timestamp: job.started_at }]);
+  if (job.started_at !== null) {
+    messages.push(['execution_start', { prompt_id, timestamp: job.started_at }]);
+    // Its time is not kept: the reference sends it a moment after the start.
+    messages.push(['execution_cached', { nodes: [...(job.cached_nodes ?? [])], prompt_id, timestamp: job.started_at }]);
+  }
   const timestamp = job.completed_at ?? job.started_at ?? job.created_at;
   if (job.status === 'succeeded') messages.push(['execution_success', { prompt_id, timestamp }]);
   else if (job.status === 'failed') {
@@ -56,22 +66,25 @@ export function historyStatus(job: JobSummary) {
   return { status_str: job.status === 'succeeded' ? 'success' : 'error', completed: job.status === 'succeeded', messages };
 }
 
-/** Per output node, the reference's display metadata (no subgraphs here: every id is its own). */
-export function nodeMeta(assets: AssetRecord[]): Record<string, Record<string, unknown>> {
+/** Per node with outputs or temporary files, the reference's display metadata (no subgraphs here: every id is its own). */
+export function nodeMeta(assets: AssetRecord[], temps: AssetRecord[] = []): Record<string, Record<string, unknown>> {
   const meta = dict<Record<string, unknown>>();
-  for (const a of assets) {
+  for (const a of [...assets, ...temps]) {
     const id = a.node_id ?? '';
     meta[id] ??= { node_id: id, display_node: id, parent_node: null, real_node_id: id };
   }
   return meta;
 }
 
-/** A finished job's history entry: the reference's 5-tuple prompt, outputs, status and meta. */
-export function historyEntry(job: JobSummary, workflow: Record<string, unknown>, assets: AssetRecord[], defs: Defs) {
+/**
+ * A finished job's history entry: the reference's 5-tuple prompt, outputs
+ * (with the temporary files still kept, core/cloud/temp-files.ts), status and meta.
+ */
+export function historyEntry(job: JobSummary, workflow: Record<string, unknown>, { outputs: assets, temps }: JobFiles, defs: Defs) {
   return {
     prompt: [job.seq, job.id, workflow, {}, outputNodeIds(workflow, defs)],
-    outputs: outputsByNode(assets),
+    outputs: outputsByNode(assets, temps),
     status: historyStatus(job),
-    meta: nodeMeta(assets),
+    meta: nodeMeta(assets, temps),
   };
 }

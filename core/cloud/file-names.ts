@@ -61,20 +61,26 @@ export function uiKeyOf(outputType: string | null): string {
   }
 }
 
-/** A file reference `{filename, subfolder, type}` for an output asset. */
-export function outputFileRef(asset: AssetRecord): { filename: string; subfolder: string; type: string } {
-  return { filename: cloudFileName(asset) ?? asset.file_path ?? asset.id, subfolder: '', type: 'output' };
+/** A file reference `{filename, subfolder, type}` for an output asset, or a temporary file (`temp`). */
+export function outputFileRef(asset: AssetRecord, type: 'output' | 'temp' = 'output'): { filename: string; subfolder: string; type: string } {
+  return { filename: cloudFileName(asset) ?? asset.file_path ?? asset.id, subfolder: '', type };
 }
 
 /**
  * A job's outputs as the reference's `{node_id: ui}` map (history entries,
- * `executed` messages): each node's assets under the key of their kind.
+ * `executed` messages): each node's assets under the key of their kind, then
+ * its temporary files (`temps`, e.g. PreviewImage's images) as `type: "temp"`.
  */
-export function outputsByNode(assets: AssetRecord[]): Record<string, Record<string, unknown[]>> {
+export function outputsByNode(assets: AssetRecord[], temps: AssetRecord[] = []): Record<string, Record<string, unknown[]>> {
   const out = dict<Record<string, unknown[]>>();
-  for (const asset of assets) {
-    const node = (out[asset.node_id ?? ''] ??= dict());
-    (node[uiKeyOf(asset.output_type)] ??= []).push(outputFileRef(asset));
+  for (const [list, type] of [
+    [assets, 'output'],
+    [temps, 'temp'],
+  ] as const) {
+    for (const asset of list) {
+      const node = (out[asset.node_id ?? ''] ??= dict());
+      (node[uiKeyOf(asset.output_type)] ??= []).push(outputFileRef(asset, type));
+    }
   }
   return out;
 }

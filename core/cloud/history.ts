@@ -1,7 +1,8 @@
 // GET /history (`max_items`, `offset`) and GET /history/{prompt_id}: the
 // caller's finished jobs, newest first, as the reference engine's
 // `{prompt_id: {prompt, outputs, status, meta}}` map (outputs as
-// `{filename, subfolder, type}` references /view serves). A job not finished
+// `{filename, subfolder, type}` references /view serves, previews as `temp`
+// while they are kept: core/cloud/temp-files.ts). A job not finished
 // yet, an unknown id or another account's job give `{}`, as the reference
 // answers for an id it has no history of; so does a job the caller took out
 // of its history (POST /history, history-manage.ts). `max_items` defaults to
@@ -10,6 +11,7 @@
 // listed without them, and the body is written as the workflows are read, a
 // few at a time (core/jobs/workflows.ts).
 import type { NodeDefinition } from '../../engine/types.ts';
+import { stringifyJson } from '../../lib/json.ts';
 import type { JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
@@ -21,6 +23,7 @@ import { cloudAccount } from './auth.ts';
 import { historyEntry } from './entries.ts';
 import { intParam } from './params.ts';
 import { FINISHED_STATUSES } from './status.ts';
+import { jobFiles } from './temp-files.ts';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
@@ -29,9 +32,9 @@ async function* entries(ctx: ServiceContext, jobs: JobSummary[], defs: Record<st
   yield '{';
   let comma = '';
   for await (const page of pagesOfWorkflows(ctx.metadata, jobs)) {
-    const outputs = await Promise.all(page.map(([j]) => ctx.metadata.listJobAssets(j.account_id, j.id)));
+    const outputs = await Promise.all(page.map(([j]) => jobFiles(ctx, j)));
     for (const [i, [job, workflow]] of page.entries()) {
-      yield `${comma}${JSON.stringify(job.id)}:${JSON.stringify(historyEntry(job, workflow, outputs[i], defs))}`;
+      yield `${comma}${JSON.stringify(job.id)}:${stringifyJson(historyEntry(job, workflow, outputs[i], defs))}`;
       comma = ',';
     }
   }

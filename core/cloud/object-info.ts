@@ -9,6 +9,7 @@
 // A class the engine does not have is `200 {}`, as the reference answers it.
 import type { InputSpec, NodeDefinition } from '../../engine/types.ts';
 import type { ServiceContext } from '../context.ts';
+import { respondJson } from '../http/json-response.ts';
 import { cloudAccount } from './auth.ts';
 
 type Inputs = Record<string, InputSpec>;
@@ -51,13 +52,13 @@ export async function getObjectInfo(request: Request, ctx: ServiceContext): Prom
   const defs = await ctx.engine.nodeDefinitions();
   const out: Record<string, unknown> = {};
   for (const [name, def] of Object.entries(defs)) out[name] = nodeInfo(name, def);
-  return Response.json(out, { headers: CACHE });
+  return respondJson(out, { headers: CACHE });
 }
 
 export async function getNodeClassInfo(request: Request, ctx: ServiceContext, cls: string): Promise<Response> {
   await cloudAccount(request, ctx);
   const defs = await ctx.engine.nodeDefinitions();
   // An unknown class is `{}`, as the reference answers it (clients test for an empty map, and some fail on a 404).
-  if (!Object.hasOwn(defs, cls)) return Response.json({}, { headers: CACHE });
-  return Response.json({ [cls]: nodeInfo(cls, defs[cls]) }, { headers: CACHE });
+  if (!Object.hasOwn(defs, cls)) return respondJson({}, { headers: CACHE });
+  return respondJson({ [cls]: nodeInfo(cls, defs[cls]) }, { headers: CACHE });
 }

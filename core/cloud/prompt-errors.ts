@@ -9,6 +9,7 @@ import type { NodeErrors, ValidationIssue } from '../../engine/types.ts';
 import { dict } from '../../lib/dict.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError, type ErrorCode, toErrorResponse } from '../errors.ts';
+import { respondJson } from '../http/json-response.ts';
 import type { WorkflowProblem } from '../jobs/check-workflow.ts';
 import { JobIdInUseError, PartnerKeyRequiredError, WorkflowRefusedError } from '../jobs/submit-workflow.ts';
 import { classTypeOf } from '../jobs/workflow-check.ts';
@@ -95,5 +96,5 @@ function promptError(e: ApiError): Response {
     body.error = issue(e.code, e.message, '', e.details ?? {});
     body.node_errors = {};
   }
-  return Response.json(body, { status: cloudStatus(e), headers: e.headers });
+  return respondJson(body, { status: cloudStatus(e), headers: e.headers });
 }

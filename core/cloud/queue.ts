@@ -12,6 +12,7 @@
 // few at a time (core/jobs/workflows.ts), so the answer never holds the queue.
 import * as v from 'valibot';
 import type { NodeDefinition } from '../../engine/types.ts';
+import { stringifyJson } from '../../lib/json.ts';
 import { isUuid } from '../../lib/uuid.ts';
 import type { JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
@@ -54,7 +55,7 @@ async function* queueItems(ctx: ServiceContext, jobs: JobSummary[], defs: Record
   let comma = '';
   for await (const page of pagesOfWorkflows(ctx.metadata, jobs)) {
     for (const [job, workflow] of page) {
-      yield comma + JSON.stringify(queueItem(job, workflow, defs));
+      yield comma + stringifyJson(queueItem(job, workflow, defs));
       comma = ',';
     }
   }

@@ -2,6 +2,7 @@
 // message}` (the cloud contract's ErrorResponse), request-shape problems as
 // 400 as that surface documents.
 import { type ApiError, type ErrorCode, toErrorResponse } from '../errors.ts';
+import { respondJson } from '../http/json-response.ts';
 import type { Logger } from '../types.ts';
 
 /** The cloud surface says 400 for a bad request, where v2 says 422. */
@@ -19,7 +20,7 @@ export const cloudStatus = (err: ApiError): number => STATUS[err.code] ?? err.st
 export function cloudError(err: ApiError): Response {
   const body: Record<string, unknown> = { code: err.code, message: err.message };
   if (err.details !== undefined) body.details = err.details;
-  return Response.json(body, { status: cloudStatus(err), headers: err.headers });
+  return respondJson(body, { status: cloudStatus(err), headers: err.headers });
 }
 
 /** Whatever was thrown, in the cloud shape; unknown errors are logged, never shown. */

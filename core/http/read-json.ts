@@ -1,6 +1,7 @@
 // Reads a JSON request body with a size cap, answering 415, 413 or 400 in
 // the envelope instead of letting a bad body become a 500.
 import { concatBytes } from '../../lib/bytes.ts';
+import { parseJson } from '../../lib/json.ts';
 import { ApiError } from '../errors.ts';
 
 const MAX_JSON_BYTES = 64 * 1024;
@@ -51,7 +52,7 @@ export async function readJson(request: Request, max = MAX_JSON_BYTES, opts: Rea
     throw new ApiError('malformed_request', 'The body is not valid UTF-8.');
   }
   try {
-    return JSON.parse(text);
+    return parseJson(text);
   } catch {
     throw new ApiError('malformed_request', 'The body is not valid JSON.');
   }

@@ -3,6 +3,7 @@
 // request's lifetime, so a handler deep down finds it without another
 // parameter on every function between.
 import type { FetchOptions } from '../types.ts';
+import { respondJson } from './json-response.ts';
 
 export interface RequestOptions {
   /** Normalized: '' at the root, else '/a/b'. */
@@ -43,5 +44,5 @@ export function requestOptions(request: Request): RequestOptions | undefined {
 /** A JSON answer built the adapter's way (FetchOptions.jsonResponse), else `Response.json`. */
 export function jsonResponse(request: Request, value: unknown, init: ResponseInit): Response {
   const build = byRequest.get(request)?.jsonResponse;
-  return build ? build(value, init) : Response.json(value, init);
+  return build ? build(value, init) : respondJson(value, init);
 }

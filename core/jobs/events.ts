@@ -9,6 +9,8 @@
 // A reader that falls behind skips progress and preview frames (each is a
 // snapshot, the next one or the terminal status re-syncs it) rather than
 // making the server hold them.
+
+import { stringifyJson } from '../../lib/json.ts';
 import type { AccountRecord, JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { errorText } from '../log.ts';
@@ -54,7 +56,7 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
   let lastProgress: string | null = null;
   const sentOutputs = new Set<string>();
   const sendProgress = (progress: Record<string, unknown>) => {
-    const json = JSON.stringify(progress);
+    const json = stringifyJson(progress);
     if (json === lastProgress || sse.buffered > BEHIND_BYTES) return;
     lastProgress = json;
     sse.send({ event: 'progress', text: json });

@@ -7,7 +7,7 @@
 import { type Engine, type ExecutionContext, ExecutionError, JobAbort } from '../../engine/types.ts';
 import { toBase64 } from '../../lib/base64.ts';
 import { pause } from '../../lib/pause.ts';
-import type { JobSummary } from '../../storage/types.ts';
+import type { JobPatch, JobSummary } from '../../storage/types.ts';
 import type { ServiceBase } from '../context.ts';
 import { errorText } from '../log.ts';
 import { partnerServices } from '../proxy/partner.ts';
@@ -46,6 +46,9 @@ type Outcome =
   | { kind: 'shutdown' }
   | { kind: 'failed'; error: Record<string, unknown> };
 
+/** What a run leaves on its row besides its status: written with the status it ends in. */
+type RunRecord = Required<Pick<JobPatch, 'outputs_reused' | 'cached_nodes' | 'temp_asset_ids'>>;
+
 const INTERNAL_ERROR = 'The job failed because of an internal error.';
 /**
  * Retries a storage write with backoff until it succeeds or the service
@@ -83,31 +86,33 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
   const { ctx, engine, hub, active, extraData } = deps;
   const log = (message: string, job: JobSummary, err: unknown) => ctx.logger.error(message, { job_id: job.id, error: errorText(err) });
 
-  /** Ends the row; returns the status it ended in (null when another writer moved it first). */
+  /**
+   * Ends the row; returns the status it ended in (null when another writer
+   * moved it first). Every end of a run carries `ran`, outputs_reused
+   * included: the last progress save may not have landed (throttled, canceled).
+   */
   async function settle(
     job: JobSummary,
     outcome: Outcome,
     tracker: ProgressTracker,
-    outputsReused: boolean,
+    ran: RunRecord,
   ): Promise<{ status: string; error: Record<string, unknown> | null } | null> {
     const now = ctx.now();
-    // The last progress save may not have landed (throttled, canceled): the end says it again.
-    const reused = { outputs_reused: outputsReused };
     // Tried in order: the row is `running`, or `canceling` if a cancel came in meanwhile.
     const moves: Array<[from: 'running' | 'canceling', to: string, patch: Record<string, unknown>]> = [];
     switch (outcome.kind) {
       case 'succeeded': {
-        const patch = { completed_at: now, progress: { ...tracker.finish() }, ...reused };
+        const patch = { completed_at: now, progress: { ...tracker.finish() }, ...ran };
         moves.push(['running', transition('running', 'succeed'), patch], ['canceling', transition('canceling', 'succeed'), patch]);
         break;
       }
       case 'failed': {
-        const patch = { completed_at: now, progress: { ...tracker.snapshot() }, error: outcome.error, ...reused };
+        const patch = { completed_at: now, progress: { ...tracker.snapshot() }, error: outcome.error, ...ran };
         moves.push(['running', transition('running', 'fail'), patch], ['canceling', transition('canceling', 'fail'), patch]);
         break;
       }
       case 'canceled':
-        moves.push(['canceling', transition('canceling', 'canceled'), { completed_at: now, progress: { ...tracker.snapshot() }, ...reused }]);
+        moves.push(['canceling', transition('canceling', 'canceled'), { completed_at: now, progress: { ...tracker.snapshot() }, ...ran }]);
         break;
       case 'expired':
         moves.push(['running', transition('running', 'fail'), { completed_at: now, error: EXPIRED_ERROR }]);
@@ -117,8 +122,8 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
         moves.push(
           deps.interruptedJobs === 'rerun'
             ? ['running', transition('running', 'requeue'), { started_at: null, progress: null, outputs_reused: false }]
-            : ['running', transition('running', 'fail'), { completed_at: now, error: INTERRUPTED_ERROR }],
-          ['canceling', transition('canceling', 'canceled'), { completed_at: now }],
+            : ['running', transition('running', 'fail'), { completed_at: now, error: INTERRUPTED_ERROR, ...ran }],
+          ['canceling', transition('canceling', 'canceled'), { completed_at: now, ...ran }],
         );
         break;
     }
@@ -141,6 +146,8 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
     const live = (event: AccountEvent) => hub.publishAccount(job.account_id, event);
     let tracker = createProgressTracker(0);
     const reuse = createReuseTracker();
+    /** The run's temporary files (previews), which history lists beside its outputs. */
+    const temps = new Set<string>();
     let outcome: Outcome;
     let saving: Promise<void> = Promise.resolve();
     const progress = createThrottle<Progress>(
@@ -192,6 +199,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
         },
         async commitOutput(output) {
           const { asset, created } = await commitJobOutput(ctx, job, output);
+          if (output.temporary) temps.add(asset.id);
           // A temporary file is no output of the job: only the account channel hears of it.
           if (created && !output.temporary) hub.publish(job.id, { type: 'output', asset });
           // Also for an output a re-run found already committed: /ws names files after it.
@@ -223,7 +231,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
     }
     let ended: Awaited<ReturnType<typeof settle>> = null;
     try {
-      ended = await settle(job, outcome, tracker, reuse.reused);
+      ended = await settle(job, outcome, tracker, { outputs_reused: reuse.reused, cached_nodes: reuse.cachedNodes, temp_asset_ids: [...temps] });
     } finally {
       active.delete(job.id);
       extraData.delete(job.id);

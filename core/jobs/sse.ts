@@ -1,6 +1,7 @@
 // Server-Sent Events on the wire (HTML Living Standard, "Server-sent events"):
 // frame encoding, keepalive comments, and a byte stream a Response can carry.
 // The v2 job stream is live push only, so nothing here replays or resumes.
+import { stringifyJson } from '../../lib/json.ts';
 
 export interface SseFields {
   /** The event type; absent means the client's default `message`. */
@@ -50,7 +51,7 @@ export function sseEvent(message: SseMessage): string {
   if (message.text !== undefined) {
     payload = message.text;
   } else {
-    const json = JSON.stringify(message.data);
+    const json = stringifyJson(message.data);
     if (json === undefined) throw new TypeError('SSE data is not JSON-serialisable');
     payload = json;
   }

@@ -3,8 +3,10 @@
 // surface shares (submit-workflow.ts), answered 201 with the Job. Its
 // refusals are rendered by the v2 surface (core/v2/errors.ts).
 import { isRecord } from '../../lib/is-record.ts';
+import { stringifyJson } from '../../lib/json.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError, invalid } from '../errors.ts';
+import { respondJson } from '../http/json-response.ts';
 import { mountPrefix } from '../http/links.ts';
 import { readJson } from '../http/read-json.ts';
 import { EXTRA_DATA_KEYS, JobSubmission, MAX_METADATA_BYTES, validate } from '../schemas.ts';
@@ -33,7 +35,7 @@ function checkMetadata(metadata: unknown): void {
   if (depthExceeds(metadata, MAX_METADATA_DEPTH)) {
     throw invalid(`metadata: nested deeper than ${MAX_METADATA_DEPTH} levels`, 'metadata', 'too deeply nested');
   }
-  const bytes = new TextEncoder().encode(JSON.stringify(metadata)).length;
+  const bytes = new TextEncoder().encode(stringifyJson(metadata)).length;
   if (bytes > MAX_METADATA_BYTES) {
     throw invalid(`metadata: ${bytes} bytes as JSON, more than the ${MAX_METADATA_BYTES} allowed`, 'metadata', 'too large', {
       limit_bytes: MAX_METADATA_BYTES,
@@ -79,5 +81,5 @@ export async function submitJob(request: Request, ctx: ServiceContext): Promise<
   });
   // Counted at admission, which saves counting the queue twice per submission.
   const view = await jobView(ctx, request, job, { outputs: [], queuePosition });
-  return Response.json(view, { status: 201, headers: { Location: `${mountPrefix(ctx, request)}${jobPath(job.id)}` } });
+  return respondJson(view, { status: 201, headers: { Location: `${mountPrefix(ctx, request)}${jobPath(job.id)}` } });
 }

@@ -1,6 +1,7 @@
 // The WebSocket frames of the cloud-compatible `/ws` stream, as the reference
 // engine writes them: JSON text frames `{type, data}`, and binary frames that
 // start with a 4-byte big-endian type. Pure encoders: Web APIs only.
+import { stringifyJson } from '../../lib/json.ts';
 
 /** The reference's binary event types. */
 export const BinaryType = {
@@ -27,7 +28,7 @@ const encoder = new TextEncoder();
 
 /** A text frame: `{"type": ..., "data": ...}`. */
 export function jsonFrame(type: string, data: unknown): string {
-  return JSON.stringify({ type, data });
+  return stringifyJson({ type, data });
 }
 
 /** `[u32 type][u32 a][rest...]`, one allocation. */
@@ -62,7 +63,7 @@ export function textFrame(nodeId: string, text: string): Uint8Array {
  */
 export function previewWithMetadataFrame(meta: PreviewMetadata, format: PreviewFormat, image: Uint8Array): Uint8Array {
   const json = encoder.encode(
-    JSON.stringify({
+    stringifyJson({
       node_id: meta.node_id,
       prompt_id: meta.prompt_id,
       display_node_id: meta.display_node_id,

@@ -8,6 +8,7 @@
 import { Readable } from 'node:stream';
 import { type Dispatcher, request } from 'undici';
 import type { HttpDispatcher } from '../../lib/http-dispatcher.ts';
+import { parseJson, stringifyJson } from '../../lib/json.ts';
 import type { NodeDefinition } from '../types.ts';
 import { type MultipartFile, multipartBody } from './multipart-body.ts';
 
@@ -101,13 +102,13 @@ export function createWorkerClient(baseUrl: string, given?: HttpDispatcher, time
     const res = await text(path, what, timeoutMs, opts);
     if (res.status >= 300) throw new WorkerHttpError(res.status, res.text, what);
     try {
-      return res.text ? JSON.parse(res.text) : null;
+      return res.text ? parseJson(res.text) : null;
     } catch {
       throw new WorkerHttpError(res.status, res.text, `${what} (not JSON)`);
     }
   }
 
-  const post = (body: unknown): Options => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (body: unknown): Options => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: stringifyJson(body) });
   const short = timeouts.requestMs;
   const ids = (items: unknown): string[] => (Array.isArray(items) ? items.map((i) => (Array.isArray(i) ? String(i[1]) : '')).filter(Boolean) : []);
 
@@ -119,7 +120,7 @@ export function createWorkerClient(baseUrl: string, given?: HttpDispatcher, time
       const res = await text('/prompt', 'submit', timeouts.submitMs, post(payload));
       let body: Record<string, unknown> = {};
       try {
-        body = res.text ? JSON.parse(res.text) : {};
+        body = res.text ? (parseJson(res.text) as Record<string, unknown>) : {};
       } catch {
         body = { error: { type: 'invalid_response', message: res.text.slice(0, 500) } };
       }
@@ -160,7 +161,7 @@ export function createWorkerClient(baseUrl: string, given?: HttpDispatcher, time
       if (res.statusCode >= 300) throw new WorkerHttpError(res.statusCode, answer, 'upload');
       let body: Record<string, unknown> | null = null;
       try {
-        body = JSON.parse(answer);
+        body = parseJson(answer) as Record<string, unknown> | null;
       } catch {
         // checked below
       }

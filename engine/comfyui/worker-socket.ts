@@ -5,6 +5,7 @@
 // their state when messages may have been missed. Pings catch a half-open
 // connection the OS would otherwise keep for minutes.
 import WebSocket from 'ws';
+import { parseJson } from '../../lib/json.ts';
 
 export interface WorkerSocketHandlers {
   onMessage(msg: { type: string; data: Record<string, unknown> }): void;
@@ -75,7 +76,7 @@ export function openWorkerSocket(opts: WorkerSocketOptions): WorkerSocket {
       }
       let msg: unknown;
       try {
-        msg = JSON.parse(data.toString());
+        msg = parseJson(data.toString());
       } catch {
         return;
       }

@@ -4,6 +4,7 @@
 // after the nodes it links from, and each output finished as early as it can.
 
 import { dict } from '../../lib/dict.ts';
+import { stringifyJson } from '../../lib/json.ts';
 import type { Workflow } from '../types.ts';
 import { declaredInputs, type Link, readInput } from '../workflow-graph.ts';
 import type { LocalNode } from './define-node.ts';
@@ -107,7 +108,7 @@ export function canonicalJson(value: unknown): string {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
-  return JSON.stringify(value) ?? 'null';
+  return stringifyJson(value) ?? 'null';
 }
 
 // A digest keeps keys short: nested upstream keys would otherwise grow with the graph's depth.

@@ -33,6 +33,14 @@ export interface JobSummary {
   outputs_reused: boolean;
   /** When the account took the finished job out of its history (hideFromHistory), or null: shown. */
   history_hidden_at: number | null;
+  /**
+   * The nodes the engine said it served from cache as its run started (the
+   * reference's execution_cached), in its order; null until a run ends, or
+   * when the engine never said.
+   */
+  cached_nodes: string[] | null;
+  /** Ids of the temporary files (previews) the run committed, in commit order; they are no outputs of the job. */
+  temp_asset_ids: string[];
 }
 
 /** A whole job row: its summary and the workflow. */
@@ -49,7 +57,18 @@ export interface JobWorkflow {
 
 export type NewJob = Omit<
   JobRecord,
-  'seq' | 'started_at' | 'completed_at' | 'progress' | 'error' | 'attempts' | 'priority' | 'metadata' | 'outputs_reused' | 'history_hidden_at'
+  | 'seq'
+  | 'started_at'
+  | 'completed_at'
+  | 'progress'
+  | 'error'
+  | 'attempts'
+  | 'priority'
+  | 'metadata'
+  | 'outputs_reused'
+  | 'history_hidden_at'
+  | 'cached_nodes'
+  | 'temp_asset_ids'
 > & {
   /** Default 0. */
   priority?: number;
@@ -63,6 +82,8 @@ export interface JobPatch {
   progress?: Record<string, unknown> | null;
   error?: Record<string, unknown> | null;
   outputs_reused?: boolean;
+  cached_nodes?: string[] | null;
+  temp_asset_ids?: string[];
   /** Adds this many to `attempts`. */
   add_attempts?: number;
 }

@@ -5,6 +5,8 @@
 //
 // Workflows are kept apart, as JSON text, and parsed only by
 // listJobWorkflows: like the SQL store's rows, every other read leaves them out.
+
+import { parseJson, stringifyJson } from '../../lib/json.ts';
 import type { JobStore, JobSummary } from '../types.ts';
 import { createMemoryJobListing, type OutputRow } from './job-listing.ts';
 
@@ -46,8 +48,10 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
         metadata: structuredClone(metadata),
         outputs_reused: false,
         history_hidden_at: null,
+        cached_nodes: null,
+        temp_asset_ids: [],
       };
-      workflows.set(job.id, JSON.stringify(workflow));
+      workflows.set(job.id, stringifyJson(workflow));
       jobs.set(job.id, record);
       return copy(record);
     },
@@ -63,7 +67,7 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
       const out = [];
       for (const id of ids) {
         const text = jobs.get(id)?.account_id === accountId ? workflows.get(id) : undefined;
-        if (text !== undefined) out.push({ id, workflow: JSON.parse(text) as Record<string, unknown> });
+        if (text !== undefined) out.push({ id, workflow: parseJson(text) as Record<string, unknown> });
       }
       return out;
     },

@@ -14,10 +14,11 @@
 // and become visible in increasing order; the price, one serialised row per
 // submission, is small next to running a workflow.
 import type { Kysely, SelectQueryBuilder, Updateable } from 'kysely';
+import { parseJson, stringifyJson } from '../../lib/json.ts';
 import type { JobStore, JobSummary } from '../types.ts';
 import { createSqlJobListing } from './job-listing.ts';
 import { type DirectReader, queryTemplate } from './query-template.ts';
-import { JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
+import { idsToText, JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
 import { type Database, type JobsTable, toNumber } from './schema.ts';
 
 const JOB_SEQ = 'job_seq';
@@ -25,7 +26,7 @@ const EXPIRED = 'expired';
 /** Progress after a job has left these statuses would overwrite a final snapshot. */
 const PROGRESS_STATUSES = ['running', 'canceling'];
 
-const json = (v: Record<string, unknown> | null) => (v === null ? null : JSON.stringify(v));
+const json = (v: Record<string, unknown> | null) => (v === null ? null : stringifyJson(v));
 /** Bound parameters per `IN` list of listJobWorkflows, well under every dialect's limit. */
 const IDS_PER_QUERY = 100;
 
@@ -44,7 +45,7 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
     ...createSqlJobListing(db),
 
     async createJob(job) {
-      return db.transaction().execute(async (tx) => {
+      const created = await db.transaction().execute(async (tx) => {
         const { value } = await tx
           .insertInto('counters')
           .values({ name: JOB_SEQ, value: 1 })
@@ -52,7 +53,8 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
           .returning('value')
           .executeTakeFirstOrThrow();
         const { workflow, priority = 0, metadata = null, ...fields } = job;
-        const record: JobSummary = {
+        // What a run records is left to its columns' default (null: none yet).
+        const record: Omit<JobSummary, 'cached_nodes' | 'temp_asset_ids'> = {
           ...fields,
           seq: toNumber(value),
           started_at: null,
@@ -67,11 +69,12 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
         };
         await tx
           .insertInto('jobs')
-          .values({ ...record, workflow: JSON.stringify(workflow), progress: null, error: null, metadata: json(metadata), outputs_reused: 0 })
+          .values({ ...record, workflow: stringifyJson(workflow), progress: null, error: null, metadata: json(metadata), outputs_reused: 0 })
           .execute();
         // The caller's object must not alias what was stored, as a read would not.
         return { ...record, metadata: metadata === null ? null : structuredClone(metadata) };
       });
+      return { ...created, cached_nodes: null, temp_asset_ids: [] };
     },
     async getJob(accountId, id) {
       const [row] = await ownJob(id, accountId);
@@ -95,13 +98,13 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
       const out = [];
       for (const id of ids) {
         const text = found.get(id);
-        if (text !== undefined) out.push({ id, workflow: JSON.parse(text) as Record<string, unknown> });
+        if (text !== undefined) out.push({ id, workflow: parseJson(text) as Record<string, unknown> });
       }
       return out;
     },
 
     async transitionJob(id, from, to, patch = {}) {
-      const { add_attempts, progress, error, outputs_reused, ...times } = patch;
+      const { add_attempts, progress, error, outputs_reused, cached_nodes, temp_asset_ids, ...times } = patch;
       const result = await db
         .updateTable('jobs')
         .set((eb) => {
@@ -111,6 +114,8 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
           if (progress !== undefined) set.progress = json(progress);
           if (error !== undefined) set.error = json(error);
           if (outputs_reused !== undefined) set.outputs_reused = outputs_reused ? 1 : 0;
+          if (cached_nodes !== undefined) set.cached_nodes = idsToText(cached_nodes);
+          if (temp_asset_ids !== undefined) set.temp_asset_ids = idsToText(temp_asset_ids);
           return add_attempts ? { ...set, attempts: eb('attempts', '+', add_attempts) } : set;
         })
         .where('id', '=', id)
@@ -123,8 +128,8 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
         .updateTable('jobs')
         .set(
           outputsReused === undefined
-            ? { progress: JSON.stringify(progress) }
-            : { progress: JSON.stringify(progress), outputs_reused: outputsReused ? 1 : 0 },
+            ? { progress: stringifyJson(progress) }
+            : { progress: stringifyJson(progress), outputs_reused: outputsReused ? 1 : 0 },
         )
         .where('id', '=', id)
         .where('status', 'in', PROGRESS_STATUSES)

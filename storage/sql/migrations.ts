@@ -207,10 +207,28 @@ migrations['0006_job_history'] = {
   },
 };
 
+migrations['0007_job_run_record'] = {
+  // What history shows of a run beyond its status: the nodes the engine
+  // served from cache (execution_cached) and the temporary files (previews)
+  // it made, which are no outputs of the job. JSON arrays of ids; null on
+  // rows written before, read as "none".
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable('jobs').addColumn('cached_nodes', 'text').execute();
+    await db.schema.alterTable('jobs').addColumn('temp_asset_ids', 'text').execute();
+  },
+  async down(db: Kysely<any>) {
+    for (const column of ['temp_asset_ids', 'cached_nodes']) await db.schema.alterTable('jobs').dropColumn(column).execute();
+  },
+};
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
-/** Brings the schema to the latest version; throws the first migration error. */
-export async function migrateToLatest(db: Kysely<any>): Promise<void> {
-  const { error } = await new Migrator({ db, provider }).migrateToLatest();
+/**
+ * Brings the schema to the latest version; throws the first migration error.
+ * `schema` (PostgreSQL): where the migrator keeps its own tables, created if
+ * absent; `db` then puts the migrations' tables there too (withSchema).
+ */
+export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise<void> {
+  const { error } = await new Migrator({ db, provider, migrationTableSchema: schema }).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
 }

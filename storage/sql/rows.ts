@@ -2,6 +2,7 @@
 // tags and job payloads from JSON, the asset query that takes hash and size
 // from the blob, and the job columns every read but the workflow's takes.
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
+import { parseJson } from '../../lib/json.ts';
 import type { AccountRecord, AssetRecord, BlobRecord, JobSummary } from '../types.ts';
 import { type Database, toNumber } from './schema.ts';
 
@@ -45,7 +46,12 @@ export const toBlob = (r: Selectable<Database['blobs']>): BlobRecord => ({
 });
 
 const nullableNumber = (v: number | string | bigint | null) => (v === null ? null : toNumber(v));
-const nullableJson = (v: string | null) => (v === null ? null : (JSON.parse(v) as Record<string, unknown>));
+const nullableJson = (v: string | null) => (v === null ? null : (parseJson(v) as Record<string, unknown>));
+
+// Lists of node or asset ids: strings only, which plain JSON keeps exactly.
+/** A list of ids as its column's text; null stays null. */
+export const idsToText = (ids: readonly string[] | null): string | null => (ids === null ? null : JSON.stringify(ids));
+const idsFromText = (text: string): string[] => JSON.parse(text) as string[];
 
 /** Every job column but the workflow, which only listJobWorkflows reads (it may weigh megabytes). */
 export const JOB_SUMMARY_COLUMNS = [
@@ -64,6 +70,8 @@ export const JOB_SUMMARY_COLUMNS = [
   'metadata',
   'outputs_reused',
   'history_hidden_at',
+  'cached_nodes',
+  'temp_asset_ids',
 ] as const;
 
 type JobSummaryRow = Pick<Selectable<Database['jobs']>, (typeof JOB_SUMMARY_COLUMNS)[number]>;
@@ -83,4 +91,6 @@ export const toJobSummary = (r: JobSummaryRow): JobSummary => ({
   metadata: nullableJson(r.metadata),
   outputs_reused: Number(r.outputs_reused) === 1,
   history_hidden_at: nullableNumber(r.history_hidden_at),
+  cached_nodes: r.cached_nodes === null ? null : idsFromText(r.cached_nodes),
+  temp_asset_ids: r.temp_asset_ids === null ? [] : idsFromText(r.temp_asset_ids),
 });

@@ -88,6 +88,10 @@ export interface JobsTable {
   outputs_reused: ColumnType<number, number | undefined, number>;
   /** Set when the account took the job out of its history (POST /history). */
   history_hidden_at: NullableInt8;
+  /** JSON array of node ids, or null: written when a run ends. */
+  cached_nodes: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON array of asset ids, or null (none): written when a run ends. */
+  temp_asset_ids: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface VideoTasksTable {

@@ -53,6 +53,8 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
         metadata: null,
         outputs_reused: false,
         history_hidden_at: null,
+        cached_nodes: null,
+        temp_asset_ids: [],
       });
       expect(b!.seq).toBeGreaterThan(a!.seq);
       expect(c!.seq).toBeGreaterThan(b!.seq);
@@ -176,6 +178,37 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
       await store.saveProgress('j2', { step: 9 }, false); // finished: nothing written
       expect(await store.getJobById('j2')).toMatchObject({ progress: null, outputs_reused: true });
       expect((await store.getJobById('j3'))!.outputs_reused).toBe(false);
+    });
+
+    it("a run's record (cached nodes, temporary files): none until the end writes it, then read back by every read, unaliased", async () => {
+      await createAll(job('j1'), job('j2'), job('j3'));
+      const none = { cached_nodes: null, temp_asset_ids: [] };
+      await store.transitionJob('j1', 'queued', 'running', { started_at: T0 + 1 });
+      await store.saveProgress('j1', { step: 1 }, true);
+      expect(await store.getJobById('j1')).toMatchObject(none);
+      const cached = ['4', '10', 'ü'];
+      const temps = ['a1', 'a2'];
+      await store.transitionJob('j1', 'running', 'succeeded', { completed_at: T0 + 2, cached_nodes: cached, temp_asset_ids: temps });
+      cached.push('changed by the caller');
+      temps.length = 0;
+      const written = { cached_nodes: ['4', '10', 'ü'], temp_asset_ids: ['a1', 'a2'] };
+      const read = await store.getJobById('j1');
+      expect(read).toMatchObject(written);
+      read!.cached_nodes!.push('changed by a reader');
+      expect(await store.getJob('acc1', 'j1')).toMatchObject(written);
+      expect((await store.listJobsByStatus(['succeeded'], 10))[0]).toMatchObject(written);
+      expect((await store.listAccountJobs('acc1', { statuses: ['succeeded'], limit: 10 }))[0]).toMatchObject(written);
+      // An engine that served nothing from cache says so with an empty list, unlike one that never said (null).
+      await store.transitionJob('j2', 'queued', 'running');
+      await store.transitionJob('j2', 'running', 'failed', { completed_at: T0, cached_nodes: [], temp_asset_ids: [] });
+      expect(await store.getJobById('j2')).toMatchObject({ status: 'failed', cached_nodes: [], temp_asset_ids: [] });
+      // A patch without them leaves them as they are; an explicit null clears.
+      await store.transitionJob('j1', 'succeeded', 'expired', { completed_at: T0 + 3 });
+      expect(await store.getJobById('j1')).toMatchObject(written);
+      expect(await store.getJobById('j3')).toMatchObject(none);
+      await store.transitionJob('j3', 'queued', 'running', { cached_nodes: ['1'], temp_asset_ids: ['t'] });
+      await store.transitionJob('j3', 'running', 'queued', { cached_nodes: null, temp_asset_ids: [] });
+      expect(await store.getJobById('j3')).toMatchObject(none);
     });
 
     it('transitionJob moves only from the expected status and applies the patch', async () => {

@@ -3,6 +3,7 @@
 // names (the reference has no such node); a text saver and a value preview.
 
 import { isImageBatch } from '../../../lib/image/batch.ts';
+import { stringifyJson } from '../../../lib/json.ts';
 import { defineNode, type LocalNode } from '../define-node.ts';
 import { MATH_OPS, mathFloat, mathInt } from './math.ts';
 
@@ -106,7 +107,7 @@ function show(value: unknown): string {
   if (isImageBatch(value)) return `IMAGE [${value.count}, ${value.height}, ${value.width}, 3]`;
   if (value === null || typeof value !== 'object') return String(value);
   try {
-    return JSON.stringify(value) ?? String(value);
+    return stringifyJson(value) ?? String(value);
   } catch {
     return String(value);
   }

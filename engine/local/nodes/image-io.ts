@@ -4,6 +4,7 @@
 import { readCapped } from '../../../lib/bytes.ts';
 import { dict } from '../../../lib/dict.ts';
 import { imageBatchToPng } from '../../../lib/image/png-batch.ts';
+import { stringifyJson } from '../../../lib/json.ts';
 import { isUuid } from '../../../lib/uuid.ts';
 import { defineNode, type LocalNode, type NodeRunContext } from '../define-node.ts';
 import { decodeImageFile } from './image-load.ts';
@@ -19,10 +20,10 @@ const counter = (n: number) => String(n).padStart(5, '0');
 function metadata(inputs: Record<string, unknown>, ctx: NodeRunContext): Record<string, string> {
   const text = dict<string>();
   if (ctx.settings.disableMetadata === true) return text;
-  if (inputs.prompt !== undefined) text.prompt = JSON.stringify(inputs.prompt);
+  if (inputs.prompt !== undefined) text.prompt = stringifyJson(inputs.prompt);
   const extra = inputs.extra_pnginfo;
   if (extra && typeof extra === 'object') {
-    for (const [key, value] of Object.entries(extra)) text[key] = JSON.stringify(value);
+    for (const [key, value] of Object.entries(extra)) text[key] = stringifyJson(value);
   }
   return text;
 }
