@@ -24,13 +24,17 @@ afterAll(async () => {
   await s.close();
 });
 
-/** Stepper (progress), Show (ui text), PreviewImage (a binary preview), FakeProgressText (binary text frames). */
+/**
+ * Stepper (progress), Show (ui text), FakeSampler (a binary preview with its one step: the real server's previews
+ * come from samplers, none from PreviewImage), FakeProgressText (binary text frames).
+ */
 const WORKFLOW: Workflow = {
   n: { class_type: 'Number', inputs: { value: 2 } },
   st: { class_type: 'Stepper', inputs: { value: ['n', 0] } },
   sh: { class_type: 'Show', inputs: { value: ['st', 0] } },
   e: { class_type: 'EmptyImage', inputs: { width: 4, height: 3, batch_size: 1, color: 0xff8800 } },
-  pv: { class_type: 'PreviewImage', inputs: { images: ['e', 0] } },
+  pv: { class_type: 'FakeSampler', inputs: { image: ['e', 0], seed: 0, steps: 1, sampler_name: 'euler' } },
+  pi: { class_type: 'PreviewImage', inputs: { images: ['pv', 0] } },
   t: { class_type: 'FakeProgressText', inputs: { text: 'loading\nsampling\ndone' } },
 };
 

@@ -87,13 +87,18 @@ describe('POST /prompt', () => {
     expect(await again.json()).toEqual({ prompt_id: id, number: 2, node_errors: {} });
   });
 
-  it('keeps API keys out of the queue and history but hands them to the run', async () => {
+  it('/queue shows extra_data as submitted, API keys included, without create_time; only history leaves the keys out', async () => {
     const { id: cid, r } = await client();
+    const running = await submit(waitWorkflow(1, 50, 1000), cid, { extra_data: { api_key_comfy_org: 'k-0' } });
     const { prompt_id } = await submit(sumWorkflow('a'), cid, { extra_data: { api_key_comfy_org: 'k-1', extra_pnginfo: { a: 1 } } });
+    await r.waitFor((f) => f.type === 'executing' && f.data?.prompt_id === running.prompt_id);
+    const q = await getJson('/queue');
+    expect(q.queue_running[0][3]).toEqual({ api_key_comfy_org: 'k-0', client_id: cid });
+    expect(q.queue_pending[0][3]).toEqual({ api_key_comfy_org: 'k-1', extra_pnginfo: { a: 1 }, client_id: cid });
+    await post('/interrupt', {});
     await ended(r, prompt_id);
     const entry = (await getJson(`/history/${prompt_id}`))[prompt_id];
-    expect(entry.prompt[3]).toMatchObject({ client_id: cid, extra_pnginfo: { a: 1 }, create_time: expect.any(Number) });
-    expect(entry.prompt[3]).not.toHaveProperty('api_key_comfy_org');
+    expect(entry.prompt[3]).toEqual({ extra_pnginfo: { a: 1 }, client_id: cid });
     expect(w.submissions.at(-1)!.body.extra_data).toMatchObject({ api_key_comfy_org: 'k-1' });
   });
 });
@@ -102,6 +107,8 @@ describe('WebSocket messages', () => {
   it('status with sid on connect, then the reference order for a prompt, history written before the final executing', async () => {
     const { id: cid, r } = await client('client-1');
     expect(r.frames[0]).toEqual({ type: 'status', data: { status: { exec_info: { queue_remaining: 0 } }, sid: 'client-1' } });
+    const flagged = await client('client-2', { supports_preview_metadata: true });
+    expect(flagged.r.frames.find((f) => f.type === 'feature_flags')!.data).toEqual({ supports_preview_metadata: true, max_upload_size: 104857600 });
     const { prompt_id } = await submit(waitWorkflow(5, 10, 2), cid);
     let historyAtEnd: unknown;
     r.ws.on('message', async (raw, bin) => {
@@ -147,15 +154,24 @@ describe('WebSocket messages', () => {
     const i = r.frames.findIndex((f) => f.type === 'execution_success');
     expect(r.frames.slice(i).map((f) => f.type)).toEqual(['execution_success', 'status', 'executing']);
     await expect.poll(() => historyAtEnd).toMatchObject({ [prompt_id]: { status: { status_str: 'success' } } });
+    expect(Object.keys((historyAtEnd as Record<string, object>)[prompt_id])).toEqual(['prompt', 'outputs', 'status', 'meta']);
+    // Two statuses on submit: the prompt queued, then taken to run; every socket gets them.
+    for (const frames of [r.frames, flagged.r.frames]) {
+      const start = frames.findIndex((f) => f.type === 'execution_start');
+      const before = frames.slice(0, start).filter((f) => f.type === 'status');
+      expect(before.slice(-2).map((f) => (f.data as any).status.exec_info.queue_remaining)).toEqual([1, 1]);
+    }
+    expect(r.frames.slice(1, 4).map((f) => f.type)).toEqual(['status', 'status', 'execution_start']);
   });
 
   it('a second prompt reports the shared upstream in execution_cached', async () => {
     const { id: cid, r } = await client();
     const a = await submit(sumWorkflow('a'), cid);
     await ended(r, a.prompt_id);
-    const b = await submit(sumWorkflow('b'), cid);
+    const b = await submit(sumWorkflow('b', 3, 5), cid);
     await ended(r, b.prompt_id);
-    expect(r.ofPrompt(b.prompt_id).find((f) => f.type === 'execution_cached')!.data!.nodes).toEqual(['b1', 'b2', 'b3']);
+    expect(r.ofPrompt(b.prompt_id).find((f) => f.type === 'execution_cached')!.data!.nodes).toEqual(['b1']);
+    expect(r.ofPrompt(b.prompt_id).flatMap((f) => (f.type === 'executing' ? [f.data!.node] : []))).toEqual(['b2', 'b3', 'b4', null]);
   });
 
   it("messages go only to the prompt's client", async () => {
@@ -167,22 +183,35 @@ describe('WebSocket messages', () => {
     expect(b.r.frames.some((f) => f.type === 'status')).toBe(true);
   });
 
-  it('previews: type 1 (PNG) by default, type 4 with metadata after feature_flags; text frames type 3', async () => {
+  it("previews come with a sampler's steps: type 4 before the step to flagged clients, type 1 after it to others; PreviewImage sends none", async () => {
     const plain = await client();
     const meta = await client(randomUUID(), { supports_preview_metadata: true });
-    expect(meta.r.frames.find((f) => f.type === 'feature_flags')!.data).toMatchObject({ supports_preview_metadata: true });
-    const prompt: Workflow = {
-      1: { class_type: 'EmptyImage', inputs: { width: 4, height: 4, batch_size: 1, color: 0xff0000 } },
-      2: { class_type: 'PreviewImage', inputs: { images: ['1', 0] } },
+    const image = { class_type: 'EmptyImage', inputs: { width: 4, height: 4, batch_size: 1, color: 0xff0000 } };
+    const shown = await submit({ 1: image, 2: { class_type: 'PreviewImage', inputs: { images: ['1', 0] } } }, plain.id);
+    await ended(plain.r, shown.prompt_id);
+    expect(plain.r.frames.filter((f) => f.type.startsWith('binary:'))).toEqual([]);
+
+    const sampled = (color: number): Workflow => ({
+      1: { ...image, inputs: { ...image.inputs, color } },
+      2: { class_type: 'FakeSampler', inputs: { image: ['1', 0], seed: 1, steps: 2, sampler_name: 'euler' } },
+      3: { class_type: 'PreviewImage', inputs: { images: ['2', 0] } },
+    });
+    const seq = (r: WsRecorder, id: string) => {
+      const from = r.frames.findIndex((f) => f.type === 'execution_start' && f.data?.prompt_id === id);
+      return r.frames
+        .slice(from)
+        .flatMap((f) => (f.type === 'progress' ? [`progress:${f.data!.value}`] : f.type.startsWith('binary:') ? [f.type] : []));
     };
-    const p1 = await submit(prompt, plain.id);
+    const p1 = await submit(sampled(0x00ff00), plain.id);
     await ended(plain.r, p1.prompt_id);
+    expect(seq(plain.r, p1.prompt_id)).toEqual(['progress:1', 'binary:1', 'progress:2', 'binary:1']);
     const f1 = plain.r.frames.find((f) => f.type === 'binary:1')!;
     expect(new DataView(f1.bytes!.buffer, f1.bytes!.byteOffset).getUint32(0)).toBe(2);
     expect([...f1.bytes!.subarray(4, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47]);
 
-    const p2 = await submit(prompt, meta.id);
+    const p2 = await submit(sampled(0x0000ff), meta.id);
     await ended(meta.r, p2.prompt_id);
+    expect(seq(meta.r, p2.prompt_id)).toEqual(['binary:4', 'progress:1', 'binary:4', 'progress:2']);
     const f4 = meta.r.frames.find((f) => f.type === 'binary:4')!;
     const len = new DataView(f4.bytes!.buffer, f4.bytes!.byteOffset).getUint32(0);
     expect(JSON.parse(Buffer.from(f4.bytes!.subarray(4, 4 + len)).toString())).toEqual({
@@ -194,19 +223,32 @@ describe('WebSocket messages', () => {
       image_type: 'image/png',
     });
     expect([...f4.bytes!.subarray(4 + len, 8 + len)]).toEqual([0x89, 0x50, 0x4e, 0x47]);
+    // Each client got only its own prompt's previews.
+    expect(plain.r.frames.filter((f) => f.type === 'binary:4')).toEqual([]);
+    expect(meta.r.frames.filter((f) => f.type === 'binary:1')).toEqual([]);
+  });
 
-    const p3 = await submit({ t: { class_type: 'FakeProgressText', inputs: { text: 'one\ntwo' } } }, plain.id);
-    await ended(plain.r, p3.prompt_id);
-    const texts = plain.r.frames
-      .filter((f) => f.type === 'binary:3')
-      .map((f) => {
-        const n = Buffer.from(f.bytes!).readUInt32BE(0);
-        return [Buffer.from(f.bytes!.subarray(4, 4 + n)).toString(), Buffer.from(f.bytes!.subarray(4 + n)).toString()];
-      });
-    expect(texts).toEqual([
+  it("progress text (binary type 3) goes to every socket, not only to the prompt's client", async () => {
+    const mine = await client();
+    const other = await client();
+    const p = await submit({ t: { class_type: 'FakeProgressText', inputs: { text: 'one\ntwo' } } }, mine.id);
+    await ended(mine.r, p.prompt_id);
+    const texts = (r: WsRecorder) =>
+      r.frames
+        .filter((f) => f.type === 'binary:3')
+        .map((f) => {
+          const n = Buffer.from(f.bytes!).readUInt32BE(0);
+          return [Buffer.from(f.bytes!.subarray(4, 4 + n)).toString(), Buffer.from(f.bytes!.subarray(4 + n)).toString()];
+        });
+    const expected = [
       ['t', 'one'],
       ['t', 'two'],
-    ]);
+    ];
+    expect(texts(mine.r)).toEqual(expected);
+    await other.r.waitFor((f) => f.type === 'binary:3' && Buffer.from(f.bytes!).toString().endsWith('two'));
+    expect(texts(other.r)).toEqual(expected);
+    // The prompt's JSON messages still go to its client only.
+    expect(other.r.ofPrompt(p.prompt_id)).toEqual([]);
   });
 });
 
@@ -317,7 +359,15 @@ describe('files', () => {
     };
     const first = await submit(prompt, cid);
     await ended(r, first.prompt_id);
-    const second = await submit(prompt, cid);
+    // Another image for the same prefix (the same prompt would be served from the cache).
+    const second = await submit(
+      {
+        ...prompt,
+        4: { class_type: 'ImageInvert', inputs: { image: ['1', 0] } },
+        2: { ...prompt[2], inputs: { ...prompt[2].inputs, images: ['4', 0] } },
+      },
+      cid,
+    );
     await ended(r, second.prompt_id);
     const h = (await getJson(`/history/${second.prompt_id}`))[second.prompt_id];
     // The counter moves on as the real SaveImage's does.
@@ -384,7 +434,7 @@ describe('execution errors', () => {
       node_id: '2',
       node_type: 'Fail',
       executed: ['1'],
-      exception_message: 'cannot do that',
+      exception_message: 'cannot do that\n',
       exception_type: 'TypeError',
       traceback: expect.any(Array),
       current_inputs: { value: [3] },
@@ -397,6 +447,11 @@ describe('execution errors', () => {
         .map((f) => f.type)
         .slice(-2),
     ).toEqual(['execution_error', 'executing']);
+    // As Python's format_tb: a block of two lines per frame, the executor's first, the node's own last.
+    const traceback = err.traceback as string[];
+    for (const entry of traceback) expect(entry).toMatch(/^ {2}File "[^"]+", line \d+, in .+\n {4}\S.*\n$/);
+    expect(traceback[0]).toContain('execution.py');
+    expect(traceback.at(-1)).toMatch(/local-nodes\.ts", line \d+, in .*\n {4}throw new TypeError\('cannot do that'\);\n$/);
     const h = (await getJson(`/history/${p.prompt_id}`))[p.prompt_id];
     expect(h.status).toMatchObject({ status_str: 'error', completed: false });
     expect(h.status.messages.at(-1)[0]).toBe('execution_error');

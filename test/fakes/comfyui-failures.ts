@@ -1,11 +1,10 @@
-// Failure switches of the fake engine worker, and the node wrapper that
-// applies the execution-side ones (slow nodes, hung nodes, injected errors)
-// around every node class the fake runs. Injected errors mimic what the real
-// server reports for each kind (exception_type as Python's full type name,
-// its message, a Python-style traceback), so the worker engine's error
-// mapping (OOM -> OOMError, model missing -> ModelDownloadError, ...) can be
-// tested against realistic messages.
-import type { LocalNode } from '../../engine/local/define-node.ts';
+// Failure switches of the fake engine worker (comfyui-wrap-node.ts applies
+// the execution-side ones: slow nodes, hung nodes, injected errors). Injected
+// errors mimic what the real server reports for each kind (exception_type as
+// Python's full type name, its message, a Python-style traceback), so the
+// worker engine's error mapping (OOM -> OOMError, model missing ->
+// ModelDownloadError, ...) can be tested against realistic messages.
+import { EXEC_FRAMES, OOM_TIPS, sentMessage, pythonFrames as tb } from './comfyui-execution-error.ts';
 
 export type InjectedErrorKind = 'oom' | 'model_missing' | 'image_download' | 'insufficient_funds' | 'inactive_subscription' | 'runtime' | 'value';
 
@@ -13,6 +12,7 @@ export interface InjectedError {
   /** A canned error of the real server (see ERROR_CATALOG), or a custom one. */
   kind?: InjectedErrorKind;
   exception_type?: string;
+  /** The exception's text; sent as the real server does, with a newline after it. */
   exception_message?: string;
   traceback?: string[];
   /** Only a node of this class / id fails; default the first node that runs. */
@@ -71,37 +71,19 @@ export const defaultFailures = (): FakeWorkerFailures => ({
   jobCancelRoute: true,
 });
 
-const tb = (...frames: Array<[file: string, line: number, fn: string, code: string]>): string[] =>
-  frames.map(([file, line, fn, code]) => `  File "${file}", line ${line}, in ${fn}\n    ${code}\n`);
-
-const EXEC_FRAMES = tb(
-  [
-    '/ComfyUI/execution.py',
-    496,
-    'execute',
-    'output_data, output_ui, has_subgraph, has_pending_tasks = await get_output_data(prompt_id, unique_id, obj, input_data_all, execution_block_cb=execution_block_cb, pre_execute_cb=pre_execute_cb, hidden_inputs=hidden_inputs)',
-  ],
-  [
-    '/ComfyUI/execution.py',
-    315,
-    'get_output_data',
-    'return_values = await _async_map_node_over_list(prompt_id, unique_id, obj, input_data_all, obj.FUNCTION, allow_interrupt=True, execution_block_cb=execution_block_cb, pre_execute_cb=pre_execute_cb, hidden_inputs=hidden_inputs)',
-  ],
-);
-
-const OOM_TIPS =
-  'This error means you ran out of memory on your GPU.\n\nTIPS: If the workflow worked before you might have accidentally set the batch_size to a large number.';
-
-/** What the real server reports for each kind of failure. */
+/** What the real server reports for each kind of failure (`exception_message` as sent: it ends with a newline, or with the tips). */
 export const ERROR_CATALOG: Record<InjectedErrorKind, { exception_type: string; exception_message: string; traceback: string[] }> = {
   oom: {
     exception_type: 'torch.OutOfMemoryError',
-    exception_message: `Allocation on device \nCUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.02 GiB is free.\n${OOM_TIPS}`,
+    exception_message: sentMessage(
+      'Allocation on device \nCUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.02 GiB is free.',
+      OOM_TIPS,
+    ),
     traceback: [...EXEC_FRAMES, ...tb(['/ComfyUI/comfy/ldm/modules/attention.py', 231, 'attention_split', 'raise e'])],
   },
   model_missing: {
     exception_type: 'FileNotFoundError',
-    exception_message: "Model in folder 'checkpoints' with filename 'sd_xl_base_1.0.safetensors' not found.",
+    exception_message: sentMessage("Model in folder 'checkpoints' with filename 'sd_xl_base_1.0.safetensors' not found."),
     traceback: [
       ...EXEC_FRAMES,
       ...tb([
@@ -114,7 +96,7 @@ export const ERROR_CATALOG: Record<InjectedErrorKind, { exception_type: string; 
   },
   image_download: {
     exception_type: 'Exception',
-    exception_message: 'Failed to download image from https://example.com/missing.png: 404 Not Found',
+    exception_message: sentMessage('Failed to download image from https://example.com/missing.png: 404 Not Found'),
     traceback: [
       ...EXEC_FRAMES,
       ...tb([
@@ -127,17 +109,17 @@ export const ERROR_CATALOG: Record<InjectedErrorKind, { exception_type: string; 
   },
   insufficient_funds: {
     exception_type: 'Exception',
-    exception_message: 'Payment Required: Please add credits to your account to use this node.',
+    exception_message: sentMessage('Payment Required: Please add credits to your account to use this node.'),
     traceback: [...EXEC_FRAMES, ...tb(['/ComfyUI/comfy_api_nodes/apis/client.py', 612, '_handle_http_error', 'raise Exception(user_friendly)'])],
   },
   inactive_subscription: {
     exception_type: 'Exception',
-    exception_message: 'Unauthorized: Please login first to use this node.',
+    exception_message: sentMessage('Unauthorized: Please login first to use this node.'),
     traceback: [...EXEC_FRAMES, ...tb(['/ComfyUI/comfy_api_nodes/apis/client.py', 605, '_handle_http_error', 'raise Exception(user_friendly)'])],
   },
   runtime: {
     exception_type: 'RuntimeError',
-    exception_message: 'mat1 and mat2 shapes cannot be multiplied (154x768 and 2048x320)',
+    exception_message: sentMessage('mat1 and mat2 shapes cannot be multiplied (154x768 and 2048x320)'),
     traceback: [
       ...EXEC_FRAMES,
       ...tb(['/ComfyUI/comfy/ops.py', 68, 'forward_comfy_cast_weights', 'return torch.nn.functional.linear(input, weight, bias)']),
@@ -145,89 +127,18 @@ export const ERROR_CATALOG: Record<InjectedErrorKind, { exception_type: string; 
   },
   value: {
     exception_type: 'ValueError',
-    exception_message: 'Invalid value for denoise: expected a number between 0.0 and 1.0',
+    exception_message: sentMessage('Invalid value for denoise: expected a number between 0.0 and 1.0'),
     traceback: EXEC_FRAMES,
   },
 };
 
 export function resolveInjected(e: InjectedError): { exception_type: string; exception_message: string; traceback: string[] } {
-  const base = e.kind ? ERROR_CATALOG[e.kind] : { exception_type: 'Exception', exception_message: 'injected failure', traceback: EXEC_FRAMES };
+  const base = e.kind
+    ? ERROR_CATALOG[e.kind]
+    : { exception_type: 'Exception', exception_message: sentMessage('injected failure'), traceback: EXEC_FRAMES };
   return {
     exception_type: e.exception_type ?? base.exception_type,
-    exception_message: e.exception_message ?? base.exception_message,
+    exception_message: e.exception_message === undefined ? base.exception_message : sentMessage(e.exception_message),
     traceback: e.traceback ?? base.traceback,
   };
-}
-
-/** What a wrapped node tells the prompt it runs in. */
-export interface NodeObserver {
-  /** About to run with these inputs (execution_error's current_inputs). */
-  nodeStarted(node_id: string, class_type: string, inputs: Record<string, unknown>): void;
-  /** Returned; `hasUi` says whether an `executed` event follows. */
-  nodeFinished(node_id: string, hasUi: boolean): void;
-  /** Threw; an injected error brings its Python-style traceback. */
-  failureTraceback: string[] | null;
-}
-
-export interface NodeHooks {
-  failures: FakeWorkerFailures;
-  /** The prompt a node runs in, by its job's abort signal. */
-  runFor(signal: AbortSignal): NodeObserver | undefined;
-  /** Resolves when stuck hangs are released (unstick() or close of the fake). */
-  released(): Promise<void>;
-}
-
-/** Wraps a node class so the fake's execution switches apply to it. */
-export function wrapNode(node: LocalNode, hooks: NodeHooks): LocalNode {
-  const class_type = node.definition.name;
-  return {
-    ...node,
-    async run(inputs, ctx) {
-      const f = hooks.failures;
-      const run = hooks.runFor(ctx.signal);
-      run?.nodeStarted(ctx.node_id, class_type, inputs);
-      if (f.nodeDelayMs > 0) await sleep(f.nodeDelayMs, ctx.signal);
-      if (f.hang) {
-        const mode = f.hang;
-        f.hang = false;
-        if (mode === 'stuck') {
-          await hooks.released();
-          // An interrupt sent meanwhile is honoured now: the prompt ends interrupted.
-          throw new Error('the node was stuck');
-        }
-        await sleep(2 ** 31 - 1, ctx.signal);
-      }
-      const inj = f.error;
-      if (inj && (!inj.class_type || inj.class_type === class_type) && (!inj.node_id || inj.node_id === ctx.node_id)) {
-        if (!inj.sticky) f.error = null;
-        const { exception_type, exception_message, traceback } = resolveInjected(inj);
-        if (run) run.failureTraceback = traceback;
-        throw Object.assign(new Error(exception_message), { exception_type });
-      }
-      let result;
-      try {
-        result = await node.run(inputs, ctx);
-      } catch (err) {
-        if (run) run.failureTraceback = null;
-        throw err;
-      }
-      run?.nodeFinished(ctx.node_id, Boolean(result?.ui) || node.definition.output_node);
-      return result;
-    },
-  };
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

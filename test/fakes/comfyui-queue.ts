@@ -3,9 +3,13 @@
 // engine; each ends with execution_success / execution_error /
 // execution_interrupted, its history entry written, a status broadcast, and
 // the final `executing {node: null}` — in that order, as the real server.
+// Items keep extra_data as submitted (API keys included, as /queue shows
+// them); the history entry's copy is without the API keys.
 import { type Engine, ExecutionError, type Workflow } from '../../engine/types.ts';
+import type { NodeCache } from './comfyui-cache.ts';
+import { formatInputs, sentMessage, tracebackOf } from './comfyui-execution-error.ts';
 import type { FileStore } from './comfyui-files.ts';
-import { createPromptRun, formatInputs, type PromptRun, type WorkerMessage } from './comfyui-run.ts';
+import { createPromptRun, type PromptRun, type WorkerMessage } from './comfyui-run.ts';
 
 export type QueueItem = [number: number, prompt_id: string, prompt: Workflow, extra_data: Record<string, unknown>, outputs_to_execute: string[]];
 
@@ -18,16 +22,17 @@ export interface HistoryEntry {
 
 export interface QueuedPrompt {
   item: QueueItem;
-  /** extra_data keys the real server keeps apart (API keys): never in /queue or /history. */
-  sensitive: Record<string, unknown>;
   seq: number;
 }
+
+/** extra_data keys the real server leaves out of history entries (the partner nodes' API keys). */
+export const SENSITIVE_EXTRA_DATA_KEYS = ['auth_token_comfy_org', 'api_key_comfy_org'];
 
 export interface PromptQueue {
   pending: QueuedPrompt[];
   running: (QueuedPrompt & { run: PromptRun }) | null;
   history: Map<string, HistoryEntry>;
-  put(item: QueueItem, sensitive: Record<string, unknown>): void;
+  put(item: QueueItem): void;
   remaining(): number;
   /** Interrupts the running prompt (only if it is `prompt_id` when given); true when one was. */
   interrupt(prompt_id?: string): boolean;
@@ -37,13 +42,14 @@ export interface PromptQueue {
   idle(): Promise<void>;
   /** Resolves with a prompt's history entry once written. */
   finished(prompt_id: string): Promise<HistoryEntry>;
-  /** Drops everything (a crash): the running prompt is aborted and forgotten. */
+  /** Drops everything (a crash): the running prompt is aborted and forgotten, the cache emptied. */
   reset(): void;
 }
 
 export interface QueueDeps {
   engine: Engine;
   files: FileStore;
+  cache: NodeCache;
   /** A message of a prompt for its client (null: nobody). */
   send(client_id: string | null, prompt_id: string, msg: WorkerMessage): void;
   /** A prompt starts running (before its first event). */
@@ -62,8 +68,8 @@ export function createPromptQueue(deps: QueueDeps): PromptQueue {
     pending: [],
     running: null,
     history: new Map(),
-    put(item, sensitive) {
-      q.pending.push({ item, sensitive, seq: seq++ });
+    put(item) {
+      q.pending.push({ item, seq: seq++ });
       q.pending.sort((a, b) => a.item[0] - b.item[0] || a.seq - b.seq);
       deps.queueChanged();
       queueMicrotask(pump);
@@ -71,7 +77,7 @@ export function createPromptQueue(deps: QueueDeps): PromptQueue {
     remaining: () => q.pending.length + (q.running ? 1 : 0),
     interrupt(prompt_id) {
       if (!q.running || (prompt_id !== undefined && q.running.item[1] !== prompt_id)) return false;
-      q.running.run.controller.abort(new DOMException('Interrupted', 'AbortError'));
+      q.running.run.interrupt();
       return true;
     },
     remove(match) {
@@ -90,10 +96,11 @@ export function createPromptQueue(deps: QueueDeps): PromptQueue {
     },
     reset() {
       generation++;
-      q.running?.run.controller.abort(new DOMException('Crashed', 'AbortError'));
+      q.running?.run.abort(new DOMException('Crashed', 'AbortError'));
       q.running = null;
       q.pending = [];
       q.history.clear();
+      deps.cache.clear();
       settleIdle();
     },
   };
@@ -110,20 +117,20 @@ export function createPromptQueue(deps: QueueDeps): PromptQueue {
     const next = q.pending.shift()!;
     const [, prompt_id, prompt, extra_data] = next.item;
     const client_id = typeof extra_data.client_id === 'string' ? extra_data.client_id : null;
-    const run = createPromptRun(prompt_id, deps.files, (msg) => deps.send(client_id, prompt_id, msg));
+    const run = createPromptRun(prompt_id, deps.files, deps.cache.begin(prompt), (msg) => deps.send(client_id, prompt_id, msg));
     const mine = generation;
     q.running = { ...next, run };
     deps.started(run);
     deps.queueChanged();
     let status: HistoryEntry['status']['status_str'] = 'success';
     try {
-      await deps.engine.execute({ id: prompt_id, account_id: 'worker', workflow: prompt, extra_data: { ...extra_data, ...next.sensitive } }, run.ctx);
+      await deps.engine.execute({ id: prompt_id, account_id: 'worker', workflow: prompt, extra_data }, run.ctx);
       run.add('execution_success', { prompt_id, timestamp: Date.now() });
     } catch (err) {
       status = 'error';
       if (mine !== generation) return; // crashed: the process that ran it is gone, nothing more is said
       const where = { prompt_id, node_id: run.current?.node ?? null, node_type: run.current?.class_type ?? null, executed: [...run.executed] };
-      if (run.controller.signal.aborted) {
+      if (run.interrupted) {
         run.add('execution_interrupted', { ...where, timestamp: Date.now() });
       } else {
         const e = err instanceof ExecutionError ? err : new ExecutionError(String((err as Error)?.message ?? err), 'Exception');
@@ -131,9 +138,9 @@ export function createPromptQueue(deps: QueueDeps): PromptQueue {
           ...where,
           node_id: e.node_id ?? where.node_id,
           node_type: e.class_type ?? where.node_type,
-          exception_message: e.message,
+          exception_message: run.injected?.exception_message ?? sentMessage(e.message),
           exception_type: e.exception_type,
-          traceback: run.failureTraceback ?? (e.traceback ? e.traceback.split('\n').map((l) => `${l}\n`) : []),
+          traceback: run.injected?.traceback ?? (e.node_id ? tracebackOf(e.traceback) : []),
           current_inputs: run.current ? formatInputs(run.current.inputs) : {},
           current_outputs: [...run.executed],
           timestamp: Date.now(),
@@ -141,8 +148,10 @@ export function createPromptQueue(deps: QueueDeps): PromptQueue {
       }
     } finally {
       if (mine === generation) {
+        const [n, id, p, extra, outputs] = next.item;
+        const kept = Object.fromEntries(Object.entries(extra).filter(([k]) => !SENSITIVE_EXTRA_DATA_KEYS.includes(k)));
         const entry: HistoryEntry = {
-          prompt: next.item,
+          prompt: [n, id, p, kept, outputs],
           outputs: run.outputs,
           status: { status_str: status, completed: status === 'success', messages: run.messages },
           meta: run.meta,

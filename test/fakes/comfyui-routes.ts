@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Engine, Workflow } from '../../engine/types.ts';
 import type { FakeWorkerFailures } from './comfyui-failures.ts';
 import type { FileStore, FileType } from './comfyui-files.ts';
+import { objectInfoResponse } from './comfyui-object-info.ts';
 import type { PromptQueue, QueueItem } from './comfyui-queue.ts';
 import { SERVER_FEATURES } from './comfyui-ws.ts';
 
@@ -22,8 +23,6 @@ export interface RouteDeps {
   interrupts: Array<{ prompt_id: string | null }>;
 }
 
-/** The real server keeps these extra_data keys apart: used by partner nodes, never echoed. */
-const SENSITIVE = ['auth_token_comfy_org', 'api_key_comfy_org'];
 const LOWER_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const json = (body: unknown, status = 200) => Response.json(body, { status });
@@ -54,17 +53,10 @@ export function createRoutes(deps: RouteDeps) {
     deps.submissions.push({ prompt_id, body });
     if (!checked.ok) return json({ error: checked.error, node_errors: checked.node_errors }, 400);
 
+    // As submitted, API keys included (only history entries leave them out); the real server adds no create_time.
     const extra_data: Record<string, unknown> = { ...((body.extra_data as Record<string, unknown>) ?? {}) };
     if (typeof body.client_id === 'string') extra_data.client_id = body.client_id;
-    const sensitive: Record<string, unknown> = {};
-    for (const key of SENSITIVE) {
-      if (key in extra_data) {
-        sensitive[key] = extra_data[key];
-        delete extra_data[key];
-      }
-    }
-    extra_data.create_time = Date.now();
-    queue.put([n, prompt_id, body.prompt as Workflow, extra_data, checked.outputs], sensitive);
+    queue.put([n, prompt_id, body.prompt as Workflow, extra_data, checked.outputs]);
     return json({ prompt_id, number: n, node_errors: checked.node_errors ?? {} });
   }
 
@@ -158,12 +150,12 @@ export function createRoutes(deps: RouteDeps) {
     }
     if (key === 'GET /view') return view(url);
     if (key === 'POST /upload/image') return upload(req);
-    if (key === 'GET /object_info') return json(await engine.nodeDefinitions());
+    if (key === 'GET /object_info') return objectInfoResponse(await engine.nodeDefinitions());
     const info = /^\/object_info\/(.+)$/.exec(path);
     if (info && method === 'GET') {
       const defs = await engine.nodeDefinitions();
       const name = decodeURIComponent(info[1]);
-      return json(defs[name] ? { [name]: defs[name] } : {});
+      return objectInfoResponse(defs[name] ? { [name]: defs[name] } : {});
     }
     if (key === 'GET /system_stats') return json(systemStats());
     if (key === 'GET /features') return json(SERVER_FEATURES);
@@ -177,8 +169,10 @@ function systemStats() {
       os: 'posix',
       ram_total: 68_719_476_736,
       ram_free: 51_539_607_552,
-      comfyui_version: '0.3.60',
+      comfyui_version: '0.3.64',
       required_frontend_version: '1.27.10',
+      installed_templates_version: '0.1.95',
+      required_templates_version: '0.1.95',
       python_version: '3.12.3 (main) [GCC 13.2.0]',
       pytorch_version: '2.8.0+cu128',
       embedded_python: false,

@@ -2,8 +2,9 @@
 // engine server's protocol (../shared/reference/comfyui-protocol.md), every
 // route bare and under /api, executing prompts for real with the local
 // engine (built-in + test nodes) one at a time from its queue, with its
-// files on disk. Tests of the worker engine drive it like a GPU box, inspect
-// its state, and flip its failure switches (see comfyui-failures.ts).
+// files on disk and a node cache of its own, as the real server's. Tests of
+// the worker engine drive it like a GPU box, inspect its state, and flip its
+// failure switches (see comfyui-failures.ts).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -14,13 +15,15 @@ import { createLocalEngine } from '../../engine/local/engine.ts';
 import { builtinNodes } from '../../engine/local/nodes/index.ts';
 import type { Engine } from '../../engine/types.ts';
 import { createTestNodes, type TestNodes } from '../helpers/local-nodes.ts';
-import { defaultFailures, type FakeWorkerFailures, type NodeObserver, wrapNode } from './comfyui-failures.ts';
+import { createNodeCache } from './comfyui-cache.ts';
+import { defaultFailures, type FakeWorkerFailures } from './comfyui-failures.ts';
 import { createFileStore, type FileStore } from './comfyui-files.ts';
 import { failRoute, toWebRequest, writeResult } from './comfyui-http.ts';
 import { fakeNodes } from './comfyui-nodes.ts';
 import { createPromptQueue, type PromptQueue } from './comfyui-queue.ts';
 import { createRoutes } from './comfyui-routes.ts';
 import type { PromptRun } from './comfyui-run.ts';
+import { type NodeObserver, wrapNode } from './comfyui-wrap-node.ts';
 import { createWsHub, type FakeSocket, type SentFrame } from './comfyui-ws.ts';
 
 export type { FakeWorkerFailures, InjectedError, InjectedErrorKind, RouteFailure } from './comfyui-failures.ts';
@@ -92,16 +95,22 @@ export async function startFakeWorker(opts: FakeWorkerOptions = {}): Promise<Fak
   const runs = new WeakMap<AbortSignal, PromptRun>();
   const hooks = { failures, released: () => released, runFor: (signal: AbortSignal): NodeObserver | undefined => runs.get(signal) };
   const nodes = [...builtinNodes, ...test.nodes, ...fakeNodes, ...(opts.nodes ?? [])].map((n) => wrapNode(n, hooks));
-  const engine = createLocalEngine({ nodes });
+  // The engine caches nothing: the fake's cache decides, as the real server's does (output nodes included).
+  const engine = createLocalEngine({ nodes, cacheSize: 0 });
+  const classes = new Map(nodes.map((n) => [n.definition.name, n]));
+  const cache = createNodeCache({ classOf: (name) => classes.get(name), readInput: (name) => files.readInput(name) });
 
   // Messages of the prompt running now, counted for the dropWebSocketsAfter switch.
   let promptMessages = { prompt_id: '', count: 0 };
   const queue: PromptQueue = createPromptQueue({
     engine,
     files,
+    cache,
     send(client_id, prompt_id, msg) {
       if (promptMessages.prompt_id !== prompt_id) promptMessages = { prompt_id, count: 0 };
-      hub.toClient(client_id, msg);
+      // Progress text goes to every socket, as the real server sends it.
+      if (msg.kind === 'text') hub.toAll(msg);
+      else hub.toClient(client_id, msg);
       const n = ++promptMessages.count;
       if (failures.dropWebSocketsAfter !== null && n === failures.dropWebSocketsAfter) {
         if (!failures.dropWebSocketsSticky) failures.dropWebSocketsAfter = null;

@@ -3,7 +3,8 @@
 // client reconnecting mid-prompt; the feature_flags exchange on the first
 // message; prompt messages to that prompt's client only, previews as type 4
 // to clients that said supports_preview_metadata and type 1 to the others;
-// status broadcasts to everyone. Every frame sent is recorded for tests.
+// status and progress text (binary type 3) to everyone. Every frame sent is
+// recorded for tests.
 
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -34,6 +35,8 @@ export interface WsHub {
   sent: SentFrame[];
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   toClient(sid: string | null, msg: WorkerMessage): void;
+  /** A message for every socket (the real server's sid None). */
+  toAll(msg: WorkerMessage): void;
   broadcastStatus(): void;
   /** Drops every socket without a close frame (a network failure). */
   dropAll(): void;
@@ -60,6 +63,15 @@ export function createWsHub(opts: {
     if (s.ws.readyState !== s.ws.OPEN) return;
     sent.push({ sid: s.sid, type: `binary:${new DataView(frame.buffer, frame.byteOffset).getUint32(0)}`, bytes: frame });
     s.ws.send(frame, { binary: true });
+  }
+
+  function deliver(s: FakeSocket, msg: WorkerMessage) {
+    if (msg.kind === 'json') return sendJson(s, msg.type, msg.data);
+    if (msg.kind === 'text') return sendBinary(s, textFrame(msg.node_id, msg.text));
+    // Each preview is sent twice by the run, once for each kind of client.
+    if ((msg.to === 'metadata') !== (s.featureFlags?.supports_preview_metadata === true)) return;
+    const meta = { node_id: msg.node_id, prompt_id: msg.prompt_id, display_node_id: msg.node_id, parent_node_id: null, real_node_id: msg.node_id };
+    sendBinary(s, msg.to === 'metadata' ? previewWithMetadataFrame(meta, msg.format, msg.bytes) : previewImageFrame(msg.format, msg.bytes));
   }
 
   function connected(ws: WebSocket, req: IncomingMessage) {
@@ -104,16 +116,10 @@ export function createWsHub(opts: {
     },
     toClient(sid, msg) {
       const s = sid === null ? undefined : sockets.get(sid);
-      if (!s) return;
-      if (msg.kind === 'json') return sendJson(s, msg.type, msg.data);
-      if (msg.kind === 'text') return sendBinary(s, textFrame(msg.node_id, msg.text));
-      const meta = { node_id: msg.node_id, prompt_id: msg.prompt_id, display_node_id: msg.node_id, parent_node_id: null, real_node_id: msg.node_id };
-      sendBinary(
-        s,
-        s.featureFlags?.supports_preview_metadata === true
-          ? previewWithMetadataFrame(meta, msg.format, msg.bytes)
-          : previewImageFrame(msg.format, msg.bytes),
-      );
+      if (s) deliver(s, msg);
+    },
+    toAll(msg) {
+      for (const s of sockets.values()) deliver(s, msg);
     },
     broadcastStatus() {
       for (const s of sockets.values()) sendJson(s, 'status', status());
