@@ -6,6 +6,7 @@ import type { AssetRecord, BlobWriter, CommitAssetResult } from '../../storage/t
 import type { ServiceBase } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { blobKeyOf } from '../hash.ts';
+import { errorFields } from '../log.ts';
 
 export interface StagedBlob {
   readonly hash: string;
@@ -17,6 +18,16 @@ export interface StagedBlob {
  * Streams `body` into a temporary object while hashing it. The writer is
  * aborted (nothing left behind) if the body fails.
  */
+/**
+ * Drops the bytes of an upload that failed. A store that cannot drop them
+ * (an S3 server without AbortMultipartUpload) leaves a temporary for its own
+ * cleanup; the upload's own error is what the client must see, so this never
+ * throws.
+ */
+export async function discardBlob(ctx: ServiceBase, writer: BlobWriter): Promise<void> {
+  await writer.abort().catch((err: unknown) => ctx.logger.warn('could not discard the bytes of a failed upload', errorFields(err)));
+}
+
 export async function stageBlob(ctx: ServiceBase, body: AsyncIterable<Uint8Array>): Promise<StagedBlob> {
   const hasher = await ctx.createHasher();
   const writer = await ctx.blobs.begin();
@@ -31,14 +42,14 @@ export async function stageBlob(ctx: ServiceBase, body: AsyncIterable<Uint8Array
     }
   } catch (err) {
     hasher.abort?.();
-    await writer.abort();
+    await discardBlob(ctx, writer);
     throw err;
   }
   let hash: string;
   try {
     hash = await hasher.digest();
   } catch (err) {
-    await writer.abort();
+    await discardBlob(ctx, writer);
     throw err;
   }
   return { hash, size, writer };
@@ -86,7 +97,7 @@ export async function mintAsset(
   const key = blob.key ?? blobKeyOf(blob.hash);
   return ctx.blobLocks.run(key, async () => {
     if (await ctx.metadata.isBlobBlocked(key)) {
-      await blob.writer?.abort();
+      if (blob.writer) await discardBlob(ctx, blob.writer);
       throw new ApiError('forbidden', 'This content was refused by the content scanner.');
     }
     const createdBytes = blob.writer ? await blob.writer.commit(key) : false;

@@ -8,7 +8,7 @@ import { parseHash } from '../hash.ts';
 import { MultipartError, MultipartLimitError, multipartBoundary, parseMultipart, readPartText } from '../http/multipart.ts';
 import { withIdempotency } from '../idempotency.ts';
 import { UploadFields, validate } from '../schemas.ts';
-import { mintAsset, type StagedBlob, scheduleScan, stageBlob } from './ingest.ts';
+import { discardBlob, mintAsset, type StagedBlob, scheduleScan, stageBlob } from './ingest.ts';
 import { assetView } from './view.ts';
 
 const TEXT_FIELDS = new Set(['content_type', 'file_path', 'expected_hash', 'expires_in', 'tags', 'tags[]']);
@@ -104,7 +104,7 @@ export async function uploadAsset(request: Request, ctx: ServiceContext): Promis
       if (result.blob_created) scheduleScan(ctx, result.asset, view);
       return Response.json(view, { status: result.created_new ? 201 : 200 });
     } catch (err) {
-      if (staged) await (staged as StagedBlob).writer.abort();
+      if (staged) await discardBlob(ctx, (staged as StagedBlob).writer);
       if (err instanceof MultipartLimitError) throw tooLarge(ctx.config.maxUploadBytes);
       if (err instanceof MultipartError) {
         throw new ApiError('malformed_request', `The multipart body could not be parsed: ${err.message}.`);

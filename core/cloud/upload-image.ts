@@ -7,7 +7,7 @@
 // workflow's LoadImage `image` input accepts. A PNG beyond 16384 px per edge
 // or 64 megapixels is a 400; a body beyond the upload limit a 413.
 
-import { type StagedBlob, stageBlob } from '../assets/ingest.ts';
+import { discardBlob, type StagedBlob, stageBlob } from '../assets/ingest.ts';
 import type { ServiceContext } from '../context.ts';
 import { invalid } from '../errors.ts';
 import { cloudAccount } from './auth.ts';
@@ -30,7 +30,7 @@ export async function uploadImage(request: Request, ctx: ServiceContext): Promis
       const staged = await stageBlob(ctx, kept.body);
       return { staged, prefix: kept.prefix() };
     },
-    drop: (t) => t.staged.writer.abort(),
+    drop: (t) => discardBlob(ctx, t.staged.writer),
   });
   const { staged, prefix } = form.file;
   try {
@@ -46,7 +46,7 @@ export async function uploadImage(request: Request, ctx: ServiceContext): Promis
     return Response.json({ name: result.name, subfolder: '', type: result.type }, { headers: { 'Cache-Control': 'no-store' } });
   } catch (err) {
     // storeUpload settles the writer itself; aborting twice is harmless.
-    await staged.writer.abort().catch(() => undefined);
+    await discardBlob(ctx, staged.writer);
     throw err;
   }
 }

@@ -6,7 +6,7 @@
 // Re-uploading bytes the caller already holds under that name, as that type
 // and for at least as long, stores nothing new and answers the same name.
 import type { AccountRecord, AssetRecord } from '../../storage/types.ts';
-import { mintAsset, type StagedBlob, scheduleScan } from '../assets/ingest.ts';
+import { discardBlob, mintAsset, type StagedBlob, scheduleScan } from '../assets/ingest.ts';
 import { assetView } from '../assets/view.ts';
 import type { ServiceContext } from '../context.ts';
 import { extensionOf } from './file-names.ts';
@@ -47,11 +47,11 @@ export async function storeUpload(
   const name = `${staged.hash.slice('blake3:'.length)}${extensionOf(file.fileName, file.contentType)}`;
   const expires = uploadExpiry(ctx, file.type);
   const existing = await ctx.metadata.findAssetByPath(account.id, name, ctx.now()).catch(async (err) => {
-    await staged.writer.abort();
+    await discardBlob(ctx, staged.writer);
     throw err;
   });
   if (covers(existing, staged.hash, file.type, expires)) {
-    await staged.writer.abort();
+    await discardBlob(ctx, staged.writer);
     return { name, subfolder: '', type: file.type, asset: existing };
   }
   const result = await mintAsset(ctx, staged, {

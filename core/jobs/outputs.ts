@@ -3,7 +3,7 @@
 // expire with the job; inputs are the account's live assets, by id or name.
 import type { ExecutionContext, OutputAsset } from '../../engine/types.ts';
 import type { AssetRecord, JobSummary } from '../../storage/types.ts';
-import { mintAsset, stageBlob } from '../assets/ingest.ts';
+import { discardBlob, mintAsset, stageBlob } from '../assets/ingest.ts';
 import { findByFileName } from '../cloud/file-names.ts';
 import type { ServiceBase } from '../context.ts';
 
@@ -57,7 +57,7 @@ export async function commitJobOutput(ctx: ServiceBase, job: JobSummary, output:
     (a) => a.node_id === output.node_id && a.file_path === output.name && a.hash === staged.hash,
   );
   if (same) {
-    await staged.writer.abort();
+    await discardBlob(ctx, staged.writer);
     return { asset: same, created: false };
   }
   const result = await mintAsset(ctx, staged, {
