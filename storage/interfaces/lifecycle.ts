@@ -9,7 +9,7 @@ export interface StoreLifecycle {
   close(): Promise<void>;
   /**
    * Makes this process the storage's one job runner, for a backend that only
-   * one process may run jobs on (SQLite): throws RunnerLockError while
+   * one process may run jobs on (SQLite, PostgreSQL): throws RunnerLockError while
    * another live process holds that place; close() gives it up. Backends
    * shared by design, and memory, leave it out.
    */

@@ -1,6 +1,7 @@
 // Runs the same HTTP test twice: in process through `service.fetch`, and
 // through a real Node server on a random port. Storage is the embedded
-// default (SQLite + filesystem blobs) in a fresh temporary directory.
+// default (SQLite + filesystem blobs) in a fresh temporary directory, or
+// filesystem blobs under metadata the test opens (e.g. PostgreSQL).
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { serve } from '../../adapters/node/server.ts';
 import { createService, type DefaultServiceOptions, type Service, silentLogger } from '../../index.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import { createSqliteStorage } from '../../storage/sql/sqlite.ts';
+import type { BlobStore, Storage } from '../../storage/types.ts';
 
 export type Mode = 'in-process' | 'node-server';
 export const MODES: Mode[] = ['in-process', 'node-server'];
@@ -35,11 +37,16 @@ async function walk(dir: string): Promise<string[]> {
   return out;
 }
 
-export async function startHarness(mode: Mode, options: Partial<DefaultServiceOptions> = {}): Promise<Harness> {
+/** The metadata half of the harness's storage over its blob store: SQLite in `dir` unless a test opens another. */
+export type OpenStorage = (blobs: BlobStore, dir: string) => Promise<Storage>;
+
+const openSqlite: OpenStorage = (blobs, dir) => createSqliteStorage({ filename: join(dir, 'graphrun.db'), blobs });
+
+export async function startHarness(mode: Mode, options: Partial<DefaultServiceOptions> = {}, openStorage = openSqlite): Promise<Harness> {
   const dir = await mkdtemp(join(tmpdir(), 'graphrun-test-'));
   const blobsDir = join(dir, 'blobs');
   const blobs = await createFsBlobStore({ dir: blobsDir });
-  const storage = await createSqliteStorage({ filename: join(dir, 'graphrun.db'), blobs });
+  const storage = await openStorage(blobs, dir);
   const service = await createService({ storage, logger: silentLogger, sweepIntervalMs: 0, ...options });
   let base = 'http://graphrun.test';
   let stop = async () => {};
