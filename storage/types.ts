@@ -13,7 +13,7 @@ import type { VideoTaskStore } from './interfaces/video-task-store.ts';
 
 export type { AccountRecord, AccountStore } from './interfaces/account-store.ts';
 export type { AssetRecord, AssetStore, BlobRecord, CommitAssetResult, NewAsset } from './interfaces/asset-store.ts';
-export type { BlobStore, BlobWriter, ByteRange } from './interfaces/blob-store.ts';
+export type { BlobStore, BlobWriter, ByteRange, SignedUrlOptions } from './interfaces/blob-store.ts';
 export type { IdempotencyStore } from './interfaces/idempotency-store.ts';
 export type {
   AccountJobFilter,

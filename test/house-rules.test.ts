@@ -1,7 +1,8 @@
 // The architecture as the imports show it, enforced:
 // - core/, lib/, engine/local and providers/local run on any runtime: Web
 //   APIs only, so no `node:` module, no Node built-in by bare name, and no
-//   adapter or driver; the Bun and Deno adapters likewise.
+//   adapter or driver; the Bun and Deno adapters likewise; storage/s3 no
+//   Node module either.
 // - lib/ imports nothing of ours.
 // - core/ depends on interfaces (storage, engine, providers), never on an
 //   implementation, an adapter or the package entry that picks defaults.
@@ -14,7 +15,7 @@ import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const DRIVERS = ['better-sqlite3', 'pg', 'ws', 'undici', 'express', 'kysely'];
+const DRIVERS = ['better-sqlite3', 'pg', 'ws', 'undici', 'express', 'kysely', 'aws4fetch'];
 
 async function sources(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -73,6 +74,14 @@ describe('house rules', () => {
       if (to?.startsWith('adapters/node/')) return 'the Node adapter';
       return null;
     });
+    expect(found).toEqual([]);
+  });
+
+  it('storage/s3 imports no Node module: the S3 blob store runs on Lambda, Bun and Deno as it is', async () => {
+    expect((await sources('storage/s3')).length).toBeGreaterThan(3);
+    const found = await offences(['storage/s3'], (_file, { spec }) =>
+      spec.startsWith('node:') || builtinModules.includes(spec) ? 'a Node module' : null,
+    );
     expect(found).toEqual([]);
   });
 

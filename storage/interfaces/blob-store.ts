@@ -25,6 +25,16 @@ export interface BlobWriter {
   abort(): Promise<void>;
 }
 
+/** What a presigned read link of a blob store carries besides the key. */
+export interface SignedUrlOptions {
+  /** How long the link works, in seconds (at least 1; S3 allows at most 604800, a week). */
+  expiresInSeconds: number;
+  /** Name the download is offered under (`Content-Disposition` of the response). */
+  filename?: string;
+  /** `Content-Type` of the response, when the stored one is not the asset's. */
+  contentType?: string;
+}
+
 export interface BlobStore {
   begin(): Promise<BlobWriter>;
   /** The object's bytes (or the range of them); null when there is no object. */
@@ -37,5 +47,14 @@ export interface BlobStore {
    * left without their row). A store that cannot list leaves it out.
    */
   list?(): AsyncIterable<{ key: string; modified_at: number }>;
+  /**
+   * A short-lived URL that reads the object straight from the store, without
+   * credentials (an S3 presigned GET), so downloads can be redirected there
+   * instead of streaming through the service. Signing needs no request to
+   * the store, so the URL is made whether or not the object exists (reading
+   * a missing one fails there). Stores that cannot hand out URLs (a local
+   * directory, memory) leave it out.
+   */
+  signedUrl?(key: string, options: SignedUrlOptions): Promise<string>;
   close?(): Promise<void>;
 }
