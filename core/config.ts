@@ -25,6 +25,8 @@ export interface ServiceConfig {
   /** Seconds; null = assets never expire. */
   defaultRetentionSeconds: number | null;
   signedUrlTtlSeconds: number;
+  /** 0: downloads go through the service; else the lifetime of a redirect to the blob store's presigned URL. */
+  downloadRedirectSeconds: number;
   /** `publicBaseUrl` without its trailing slash, and its path: what links start with when it is set. */
   publicBase: { base: string; path: string } | null;
   sweepIntervalMs: number;
@@ -52,6 +54,15 @@ export interface ServiceConfig {
   outbound: UrlPolicy;
 }
 
+function downloadRedirectSeconds(raw: number | undefined): number {
+  if (raw === undefined || raw === 0) return 0;
+  // S3 presigns for a week at most.
+  if (!Number.isInteger(raw) || raw < 1 || raw > 604_800) {
+    throw new TypeError(`downloadRedirectSeconds must be 0 or an integer from 1 to 604800, got ${raw}`);
+  }
+  return raw;
+}
+
 function publicBase(raw: string | undefined): ServiceConfig['publicBase'] {
   if (!raw) return null;
   return { base: raw.replace(/\/+$/, ''), path: new URL(raw).pathname.replace(/\/+$/, '') };
@@ -62,6 +73,7 @@ export function resolveConfig(options: ServiceOptions): ServiceConfig {
     maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
     defaultRetentionSeconds: options.defaultRetentionSeconds ?? null,
     signedUrlTtlSeconds: options.signedUrlTtlSeconds ?? 3600,
+    downloadRedirectSeconds: downloadRedirectSeconds(options.downloadRedirectSeconds),
     publicBase: publicBase(options.publicBaseUrl),
     sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
     orphanBlobGraceMs: (options.orphanBlobGraceSeconds ?? 3600) * 1000,

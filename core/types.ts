@@ -80,6 +80,13 @@ export interface ServiceOptions {
   defaultRetentionSeconds?: number | null;
   /** Lifetime of signed content URLs, seconds. Default 3600. */
   signedUrlTtlSeconds?: number;
+  /**
+   * Seconds a download redirect lives; 0 (the default) serves every download
+   * through the service. When above 0 and the blob store signs URLs (the S3
+   * store), GET of an asset's content answers 302 to a presigned URL of the
+   * store with this lifetime, so the bytes go from the store to the client.
+   */
+  downloadRedirectSeconds?: number;
   /** HMAC key for signed URLs. Default: a random key persisted in storage. */
   signingSecret?: string;
   /**

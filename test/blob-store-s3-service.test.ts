@@ -32,7 +32,7 @@ describe.each(MODES)('a service on the S3 blob store (%s)', (mode) => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function start(prefix: string) {
+  async function start(prefix: string, options: { downloadRedirectSeconds?: number } = {}) {
     dir = await mkdtemp(join(tmpdir(), 'graphrun-s3-service-'));
     const blobs = await createS3BlobStore({
       bucket: s3.bucket,
@@ -42,7 +42,7 @@ describe.each(MODES)('a service on the S3 blob store (%s)', (mode) => {
       partSizeBytes: 5 * MIB,
     });
     const storage = await createSqliteStorage({ filename: join(dir, 'graphrun.db'), blobs });
-    service = await createService({ storage, logger: silentLogger, sweepIntervalMs: 0 });
+    service = await createService({ storage, logger: silentLogger, sweepIntervalMs: 0, ...options });
     let base = 'http://graphrun.test';
     if (mode === 'node-server') {
       const server = await serve(service, { host: '127.0.0.1', port: 0 });
@@ -87,5 +87,31 @@ describe.each(MODES)('a service on the S3 blob store (%s)', (mode) => {
     for (const id of [two.body.id, again.body.id]) expect((await call(`/api/v2/assets/${id}`, { method: 'DELETE' })).status).toBe(204);
     await service.sweep();
     expect(await s3.keys(prefix)).toEqual([key(one.body.hash)]);
+  });
+
+  it('with downloadRedirectSeconds, a download is a 302 to a presigned URL of the bucket that serves the bytes, ranges and name', async () => {
+    const call = await start(`redirect-${mode}/`, { downloadRedirectSeconds: 120 });
+    const data = bytes(30_000, 3);
+    const res = await call('/api/v2/assets', { method: 'POST', body: uploadForm(data, { file_path: 'dir/clip.bin' }, 'clip.bin') });
+    const { id, url } = (await res.json()) as { id: string; url: string };
+    for (const path of [`/api/v2/assets/${id}/content`, url.slice(url.indexOf('/api/v2/'))]) {
+      const redirect = await call(path, { redirect: 'manual' });
+      expect(redirect.status, path).toBe(302);
+      expect(redirect.headers.get('cache-control')).toBe('private, no-store');
+      const location = redirect.headers.get('location') ?? '';
+      expect(location.startsWith(s3.endpoint), location).toBe(true);
+      expect(location).toMatch(/X-Amz-Expires=120/);
+      // The bucket serves it with no credentials: whole, ranged, under the asset's name.
+      const whole = await fetch(location);
+      expect(whole.status).toBe(200);
+      expect(whole.headers.get('content-disposition')).toContain('clip.bin');
+      expectBytes(new Uint8Array(await whole.arrayBuffer()), data);
+      const ranged = await fetch(location, { headers: { range: 'bytes=100-199' } });
+      expect(ranged.status).toBe(206);
+      expectBytes(new Uint8Array(await ranged.arrayBuffer()), data.subarray(100, 200));
+    }
+    // HEAD is answered by the service itself.
+    const head = await call(`/api/v2/assets/${id}/content`, { method: 'HEAD' });
+    expect([head.status, head.headers.get('content-length')]).toEqual([200, String(data.length)]);
   });
 });

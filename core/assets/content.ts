@@ -38,6 +38,19 @@ async function resolveAccount(request: Request, ctx: ServiceContext, id: string)
   return { id: accountId, tier: '', created_at: 0 };
 }
 
+/**
+ * A 302 to the blob store's presigned URL, when the operator turned download
+ * redirects on and the store signs URLs; the client then sends its Range to
+ * the store. HEAD and a revalidation that matched (304, above) stay here.
+ */
+async function downloadRedirect(ctx: ServiceContext, request: Request, asset: AssetRecord): Promise<Response | null> {
+  const ttl = ctx.config.downloadRedirectSeconds;
+  if (ttl === 0 || request.method === 'HEAD' || !ctx.blobs.signedUrl) return null;
+  const name = (asset.file_path ?? '').split('/').pop() || 'content';
+  const location = await ctx.blobs.signedUrl(asset.blob_key, { expiresInSeconds: ttl, filename: name, contentType: asset.content_type });
+  return new Response(null, { status: 302, headers: { Location: location, 'Cache-Control': 'private, no-store' } });
+}
+
 export async function getAssetContent(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
   const account = await resolveAccount(request, ctx, id);
   const asset: AssetRecord = await findOwnAsset(ctx, account, id);
@@ -56,6 +69,8 @@ export async function getAssetContent(request: Request, ctx: ServiceContext, id:
     return new Response(null, { status: 304, headers });
   }
 
+  const redirect = await downloadRedirect(ctx, request, asset);
+  if (redirect) return redirect;
   const size = asset.size_bytes;
   // A validator that no longer matches turns a range request into a full one (If-Range).
   const ifRange = request.headers.get('if-range');
