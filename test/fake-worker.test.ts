@@ -70,9 +70,6 @@ describe('POST /prompt', () => {
     expect(b.node_errors['1'].errors[0]).toMatchObject({ type: 'value_bigger_than_max', extra_info: { input_name: 'value' } });
 
     expect((await body(await post('/prompt', { client_id: 'x' }))).error.type).toBe('no_prompt');
-    const upper = await post('/prompt', { prompt: sumWorkflow('a'), prompt_id: randomUUID().toUpperCase() });
-    expect(upper.status).toBe(400);
-    expect((await body(upper)).error.type).toBe('invalid_prompt_id');
   });
 
   it('accepts a prompt: prompt_id (given or made), number, node_errors; a used prompt_id too, as the real server does', async () => {
@@ -85,6 +82,12 @@ describe('POST /prompt', () => {
     const again = await post('/prompt', { prompt: sumWorkflow('a'), prompt_id: id });
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual({ prompt_id: id, number: 2, node_errors: {} });
+    // Any prompt_id is taken, as str() of it (the real server checks no form).
+    const upperId = randomUUID().toUpperCase();
+    const upper = await post('/prompt', { prompt: sumWorkflow('a'), prompt_id: upperId });
+    expect([upper.status, (await body(upper)).prompt_id]).toEqual([200, upperId]);
+    const numbered = await post('/prompt', { prompt: sumWorkflow('b'), prompt_id: 17 });
+    expect([numbered.status, (await body(numbered)).prompt_id]).toEqual([200, '17']);
   });
 
   it('/queue shows extra_data as submitted, API keys included, without create_time; only history leaves the keys out', async () => {

@@ -4,6 +4,7 @@
 // to stream from disk.
 import { randomUUID } from 'node:crypto';
 import type { Engine, Workflow } from '../../engine/types.ts';
+import { parseJson } from '../../lib/json.ts';
 import type { FakeWorkerFailures } from './comfyui-failures.ts';
 import type { FileStore, FileType } from './comfyui-files.ts';
 import { objectInfoResponse } from './comfyui-object-info.ts';
@@ -23,7 +24,13 @@ export interface RouteDeps {
   interrupts: Array<{ prompt_id: string | null }>;
 }
 
-const LOWER_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** Python's str() of a JSON value, as the real server makes a prompt_id of whatever it is given. */
+function pythonStr(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === null) return 'None';
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
 
 const json = (body: unknown, status = 200) => Response.json(body, { status });
 const empty = (status = 200) => new Response(null, { status });
@@ -36,15 +43,16 @@ export function createRoutes(deps: RouteDeps) {
   let number = 0;
 
   async function postPrompt(req: Request): Promise<Response> {
-    const body = (await req.json().catch(() => null)) as Record<string, unknown> | null;
+    // Integers beyond 2^53 (seeds) read exactly, as Python's json module reads them.
+    const body = (await req
+      .text()
+      .then(parseJson, () => null)
+      .catch(() => null)) as Record<string, unknown> | null;
     if (!body || typeof body !== 'object') return badPrompt('invalid_json', 'Invalid JSON body');
     if (!('prompt' in body)) return badPrompt('no_prompt', 'No prompt provided');
-    const given = body.prompt_id;
-    if (given !== undefined && (typeof given !== 'string' || !LOWER_UUID.test(given))) {
-      return badPrompt('invalid_prompt_id', 'Invalid prompt_id', `prompt_id must be a lowercase UUID, got ${JSON.stringify(given)}`);
-    }
-    // As the real server: a prompt id already used is accepted, the prompt runs again and its history entry is replaced.
-    const prompt_id = (given as string | undefined) ?? randomUUID();
+    // As the real server: any prompt_id is taken (as str() of it), and one already used is accepted:
+    // the prompt runs again and its history entry is replaced.
+    const prompt_id = body.prompt_id === undefined ? randomUUID() : pythonStr(body.prompt_id);
     let n: number;
     if (typeof body.number === 'number' || typeof body.number === 'string') n = Number(body.number);
     else n = body.front ? -number++ : number++;
