@@ -18,6 +18,9 @@ export type { IdempotencyStore } from './interfaces/idempotency-store.ts';
 export type {
   AccountJobFilter,
   AccountJobQuery,
+  JobClaim,
+  JobGuard,
+  JobLease,
   JobPatch,
   JobRecord,
   JobStore,

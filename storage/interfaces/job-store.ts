@@ -41,6 +41,43 @@ export interface JobSummary {
   cached_nodes: string[] | null;
   /** Ids of the temporary files (previews) the run committed, in commit order; they are no outputs of the job. */
   temp_asset_ids: string[];
+  /** The runner holding the running job (claimJob), or null: none does (queued, ended, or started before leases). */
+  lease: JobLease | null;
+}
+
+/**
+ * A runner's hold on a job it claimed. The runner renews it while it runs
+ * the job; once `expires_at` passes, any live runner may take the job back
+ * (listExpiredLeases). `token` grows with every claim and release: each
+ * write of the run carries it (JobGuard), so a runner whose lease was taken
+ * back cannot write any more.
+ */
+export interface JobLease {
+  /** Who claimed it: a runner's id, unique per process. */
+  owner: string;
+  /** The fencing token of this claim. */
+  token: number;
+  /** Epoch ms. */
+  expires_at: number;
+}
+
+/** What claimJob needs: whose job, how many the account may run, and the lease to take. */
+export interface JobClaim {
+  account_id: string;
+  /** The account's parallel-job limit: no claim while it has this many running or canceling. */
+  limit: number;
+  owner: string;
+  now: number;
+  /** How long the lease lasts unless renewed. */
+  lease_ms: number;
+}
+
+/** Extra conditions of a transition, beyond the status it moves from. */
+export interface JobGuard {
+  /** Only while the job's fencing token is this one (the writer still holds its lease). */
+  lease_token?: number;
+  /** Only if its lease expired before this time, or it has none (taking a job back from a runner that died). */
+  lease_expired_before?: number;
 }
 
 /** A whole job row: its summary and the workflow. */
@@ -69,6 +106,7 @@ export type NewJob = Omit<
   | 'history_hidden_at'
   | 'cached_nodes'
   | 'temp_asset_ids'
+  | 'lease'
 > & {
   /** Default 0. */
   priority?: number;
@@ -86,6 +124,8 @@ export interface JobPatch {
   temp_asset_ids?: string[];
   /** Adds this many to `attempts`. */
   add_attempts?: number;
+  /** null: releases the lease (a later claim takes a new token; this one no longer fences anything). */
+  lease?: null;
 }
 
 /** Which of an account's jobs a listing takes. */
@@ -140,12 +180,29 @@ export interface JobStore {
    * Moves the job from `from` to `to` only if it is still in `from`, applying
    * the patch in the same statement; false when another writer moved it first.
    */
-  transitionJob(id: string, from: string, to: string, patch?: JobPatch): Promise<boolean>;
+  transitionJob(id: string, from: string, to: string, patch?: JobPatch, guard?: JobGuard): Promise<boolean>;
   /**
    * Stores a progress snapshot, and `outputs_reused` when given, unless the
-   * job has left `running`/`canceling`.
+   * job has left `running`/`canceling` (or, with `leaseToken`, its lease has
+   * moved on).
    */
-  saveProgress(id: string, progress: Record<string, unknown>, outputsReused?: boolean): Promise<void>;
+  saveProgress(id: string, progress: Record<string, unknown>, outputsReused?: boolean, leaseToken?: number): Promise<void>;
+  /**
+   * Atomically, as one step for all runners sharing the store: if the
+   * account has fewer than `limit` jobs running or canceling, moves its next
+   * queued job in pick order to `running` (started_at, attempts + 1) under a
+   * new lease, and returns it; null when the account is at its limit or has
+   * nothing queued.
+   */
+  claimJob(claim: JobClaim): Promise<JobSummary | null>;
+  /**
+   * Extends a lease to `expiresAt` while the job is running or canceling and
+   * `token` is still its lease's; returns the job's status then, or null when
+   * the lease is gone (taken back, released, or the job ended).
+   */
+  renewLease(id: string, token: number, expiresAt: number): Promise<string | null>;
+  /** Running or canceling jobs whose lease expired before `now` (or that have none), oldest `seq` first. */
+  listExpiredLeases(now: number, limit: number): Promise<JobSummary[]>;
   /** Jobs in one of these statuses, oldest `seq` first. */
   listJobsByStatus(statuses: string[], limit: number): Promise<JobSummary[]>;
   /** One account's jobs matching the filter, in the query's order, one page of them. */

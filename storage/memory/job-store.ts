@@ -11,8 +11,9 @@ import type { JobStore, JobSummary } from '../types.ts';
 import { createMemoryJobListing, type OutputRow } from './job-listing.ts';
 
 const EXPIRED = 'expired';
-/** Progress after a job has left these statuses would overwrite a final snapshot. */
+/** Progress after a job has left these statuses would overwrite a final snapshot; a lease covers them. */
 const PROGRESS_STATUSES = new Set(['running', 'canceling']);
+const ACTIVE = PROGRESS_STATUSES;
 
 const bySeq = (x: JobSummary, y: JobSummary) => x.seq - y.seq;
 /** An account's queue in pick order: higher priority first, FIFO within one. */
@@ -26,7 +27,14 @@ const copy = (job: JobSummary): JobSummary => structuredClone(job);
 export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStore {
   const jobs = new Map<string, JobSummary>();
   const workflows = new Map<string, string>();
+  /** Fencing tokens by job: they outlive a lease (a release or the next claim makes a new one). */
+  const tokens = new Map<string, number>();
   let lastSeq = 0;
+  const nextToken = (id: string) => {
+    const token = (tokens.get(id) ?? 0) + 1;
+    tokens.set(id, token);
+    return token;
+  };
 
   const select = (pred: (j: JobSummary) => boolean) => [...jobs.values()].filter(pred).sort(bySeq);
 
@@ -50,6 +58,7 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
         history_hidden_at: null,
         cached_nodes: null,
         temp_asset_ids: [],
+        lease: null,
       };
       workflows.set(job.id, stringifyJson(workflow));
       jobs.set(job.id, record);
@@ -72,21 +81,53 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
       return out;
     },
 
-    async transitionJob(id, from, to, patch = {}) {
+    async transitionJob(id, from, to, patch = {}, guard = {}) {
       const job = jobs.get(id);
       if (!job || job.status !== from) return false;
-      const { add_attempts, ...fields } = structuredClone(patch);
+      if (guard.lease_token !== undefined && (tokens.get(id) ?? 0) !== guard.lease_token) return false;
+      const before = guard.lease_expired_before;
+      if (before !== undefined && job.lease !== null && job.lease.expires_at >= before) return false;
+      const { add_attempts, lease, ...fields } = structuredClone(patch);
       // Only keys present in the patch change; an explicit null clears.
       for (const [k, v] of Object.entries(fields)) if (v !== undefined) Object.assign(job, { [k]: v });
       job.attempts += add_attempts ?? 0;
+      if (lease === null) {
+        job.lease = null;
+        nextToken(id);
+      }
       job.status = to;
       return true;
     },
-    async saveProgress(id, progress, outputsReused) {
+    async saveProgress(id, progress, outputsReused, leaseToken) {
       const job = jobs.get(id);
       if (!job || !PROGRESS_STATUSES.has(job.status)) return;
+      if (leaseToken !== undefined && (tokens.get(id) ?? 0) !== leaseToken) return;
       job.progress = structuredClone(progress);
       if (outputsReused !== undefined) job.outputs_reused = outputsReused;
+    },
+
+    async claimJob({ account_id, limit, owner, now, lease_ms }) {
+      if (limit <= 0) return null;
+      const own = [...jobs.values()].filter((j) => j.account_id === account_id);
+      if (own.filter((j) => ACTIVE.has(j.status)).length >= limit) return null;
+      const job = own.filter((j) => j.status === 'queued').sort(byPick)[0];
+      if (!job) return null;
+      job.status = 'running';
+      job.started_at = now;
+      job.attempts += 1;
+      job.lease = { owner, token: nextToken(job.id), expires_at: now + lease_ms };
+      return copy(job);
+    },
+    async renewLease(id, token, expiresAt) {
+      const job = jobs.get(id);
+      if (!job?.lease || job.lease.token !== token || !ACTIVE.has(job.status)) return null;
+      job.lease.expires_at = expiresAt;
+      return job.status;
+    },
+    async listExpiredLeases(now, limit) {
+      return select((j) => ACTIVE.has(j.status) && (j.lease === null || j.lease.expires_at < now))
+        .slice(0, limit)
+        .map(copy);
     },
 
     async listJobsByStatus(statuses, limit) {

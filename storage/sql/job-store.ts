@@ -13,7 +13,7 @@
 // The counter row stays locked until the insert commits, so seqs are unique
 // and become visible in increasing order; the price, one serialised row per
 // submission, is small next to running a workflow.
-import type { Kysely, SelectQueryBuilder, Updateable } from 'kysely';
+import { type Kysely, type SelectQueryBuilder, sql, type Updateable } from 'kysely';
 import { parseJson, stringifyJson } from '../../lib/json.ts';
 import type { JobStore, JobSummary } from '../types.ts';
 import { createSqlJobListing } from './job-listing.ts';
@@ -22,6 +22,12 @@ import { idsToText, JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
 import { type Database, type JobsTable, toNumber } from './schema.ts';
 
 const JOB_SEQ = 'job_seq';
+/** The `counters` row that one account's claims take in turn (see claimJob). */
+const claimCounter = (accountId: string) => `claim:${accountId}`;
+/** Statuses that hold one of the account's parallel slots, and that a lease covers. */
+const ACTIVE = ['running', 'canceling'];
+/** Picks retried within one claim when a cancel takes the picked job first. */
+const CLAIM_PICKS = 3;
 const EXPIRED = 'expired';
 /** Progress after a job has left these statuses would overwrite a final snapshot. */
 const PROGRESS_STATUSES = ['running', 'canceling'];
@@ -30,8 +36,19 @@ const json = (v: Record<string, unknown> | null) => (v === null ? null : stringi
 /** Bound parameters per `IN` list of listJobWorkflows, well under every dialect's limit. */
 const IDS_PER_QUERY = 100;
 
-/** `direct`: runs the hot reads without kysely's executor when the dialect can (SQLite). */
-export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): JobStore {
+export interface SqlJobStoreOptions {
+  /** Runs the hot reads without kysely's executor when the dialect can (SQLite). */
+  direct?: DirectReader;
+  /**
+   * The dialect has row locks (PostgreSQL): a claim locks the job it picks
+   * (FOR UPDATE SKIP LOCKED) and the reaper skips jobs another runner is
+   * taking back. SQLite runs one write transaction at a time instead.
+   */
+  rowLocks?: boolean;
+}
+
+export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions = {}): JobStore {
+  const { direct, rowLocks = false } = opts;
   // The first read of every GET /api/v2/jobs/{id} (the second, its outputs,
   // is in asset-store.ts), compiled once.
   const ownJob = queryTemplate(
@@ -54,7 +71,7 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
           .executeTakeFirstOrThrow();
         const { workflow, priority = 0, metadata = null, ...fields } = job;
         // What a run records is left to its columns' default (null: none yet).
-        const record: Omit<JobSummary, 'cached_nodes' | 'temp_asset_ids'> = {
+        const record: Omit<JobSummary, 'cached_nodes' | 'temp_asset_ids' | 'lease'> = {
           ...fields,
           seq: toNumber(value),
           started_at: null,
@@ -74,7 +91,7 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
         // The caller's object must not alias what was stored, as a read would not.
         return { ...record, metadata: metadata === null ? null : structuredClone(metadata) };
       });
-      return { ...created, cached_nodes: null, temp_asset_ids: [] };
+      return { ...created, cached_nodes: null, temp_asset_ids: [], lease: null };
     },
     async getJob(accountId, id) {
       const [row] = await ownJob(id, accountId);
@@ -103,9 +120,9 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
       return out;
     },
 
-    async transitionJob(id, from, to, patch = {}) {
-      const { add_attempts, progress, error, outputs_reused, cached_nodes, temp_asset_ids, ...times } = patch;
-      const result = await db
+    async transitionJob(id, from, to, patch = {}, guard = {}) {
+      const { add_attempts, progress, error, outputs_reused, cached_nodes, temp_asset_ids, lease, ...times } = patch;
+      let query = db
         .updateTable('jobs')
         .set((eb) => {
           const set: Updateable<JobsTable> = { status: to };
@@ -116,15 +133,21 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
           if (outputs_reused !== undefined) set.outputs_reused = outputs_reused ? 1 : 0;
           if (cached_nodes !== undefined) set.cached_nodes = idsToText(cached_nodes);
           if (temp_asset_ids !== undefined) set.temp_asset_ids = idsToText(temp_asset_ids);
-          return add_attempts ? { ...set, attempts: eb('attempts', '+', add_attempts) } : set;
+          const counts = add_attempts ? { attempts: eb('attempts', '+', add_attempts) } : {};
+          // A released lease fences out its holder at once, not only once the job is claimed again.
+          const release = lease === null ? { lease_owner: null, lease_expires_at: null, lease_token: sql<number>`lease_token + 1` } : {};
+          return { ...set, ...counts, ...release };
         })
         .where('id', '=', id)
-        .where('status', '=', from)
-        .executeTakeFirst();
+        .where('status', '=', from);
+      if (guard.lease_token !== undefined) query = query.where('lease_token', '=', guard.lease_token);
+      const before = guard.lease_expired_before;
+      if (before !== undefined) query = query.where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', before)]));
+      const result = await query.executeTakeFirst();
       return Number(result.numUpdatedRows) > 0;
     },
-    async saveProgress(id, progress, outputsReused) {
-      await db
+    async saveProgress(id, progress, outputsReused, leaseToken) {
+      let query = db
         .updateTable('jobs')
         .set(
           outputsReused === undefined
@@ -132,8 +155,85 @@ export function createSqlJobStore(db: Kysely<Database>, direct?: DirectReader): 
             : { progress: stringifyJson(progress), outputs_reused: outputsReused ? 1 : 0 },
         )
         .where('id', '=', id)
-        .where('status', 'in', PROGRESS_STATUSES)
+        .where('status', 'in', PROGRESS_STATUSES);
+      if (leaseToken !== undefined) query = query.where('lease_token', '=', leaseToken);
+      await query.execute();
+    },
+
+    async claimJob({ account_id, limit, owner, now, lease_ms }) {
+      if (limit <= 0) return null;
+      return db.transaction().execute(async (tx) => {
+        // The account's claims take turns on one counter row: its update
+        // locks the row (PostgreSQL) or the database (SQLite) until commit,
+        // so the count below sees every earlier claim of the account and
+        // the tier limit holds across runners. Claims of other accounts do
+        // not wait on it.
+        await tx
+          .insertInto('counters')
+          .values({ name: claimCounter(account_id), value: 1 })
+          .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ value: eb('counters.value', '+', 1) })))
+          .execute();
+        const { n } = await tx
+          .selectFrom('jobs')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('account_id', '=', account_id)
+          .where('status', 'in', ACTIVE)
+          .executeTakeFirstOrThrow();
+        if (toNumber(n) >= limit) return null;
+        for (let attempt = 0; attempt < CLAIM_PICKS; attempt++) {
+          let pick = tx
+            .selectFrom('jobs')
+            .select(['id', 'lease_token'])
+            .where('account_id', '=', account_id)
+            .where('status', '=', 'queued')
+            .orderBy('priority', 'desc')
+            .orderBy('seq')
+            .limit(1);
+          // A cancel may hold the row: the next job is as good, and waiting for it is not.
+          if (rowLocks) pick = pick.forUpdate().skipLocked();
+          const picked = await pick.executeTakeFirst();
+          if (!picked) return null;
+          const row = await tx
+            .updateTable('jobs')
+            .set((eb) => ({
+              status: 'running',
+              started_at: now,
+              attempts: eb('attempts', '+', 1),
+              lease_owner: owner,
+              lease_expires_at: now + lease_ms,
+              lease_token: toNumber(picked.lease_token) + 1,
+            }))
+            .where('id', '=', picked.id)
+            .where('status', '=', 'queued')
+            .returning(JOB_SUMMARY_COLUMNS)
+            .executeTakeFirst();
+          if (row) return toJobSummary(row);
+        }
+        return null;
+      });
+    },
+    async renewLease(id, token, expiresAt) {
+      const row = await db
+        .updateTable('jobs')
+        .set({ lease_expires_at: expiresAt })
+        .where('id', '=', id)
+        .where('lease_token', '=', token)
+        .where('lease_owner', 'is not', null)
+        .where('status', 'in', ACTIVE)
+        .returning('status')
+        .executeTakeFirst();
+      return row?.status ?? null;
+    },
+    async listExpiredLeases(now, limit) {
+      const rows = await db
+        .selectFrom('jobs')
+        .select(JOB_SUMMARY_COLUMNS)
+        .where('status', 'in', ACTIVE)
+        .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
+        .orderBy('seq')
+        .limit(limit)
         .execute();
+      return rows.map(toJobSummary);
     },
 
     async listJobsByStatus(statuses, limit) {

@@ -15,15 +15,18 @@ import type { Database } from './schema.ts';
 import { createSqlSettingsStore } from './settings-store.ts';
 import { createSqlVideoTaskStore } from './video-task-store.ts';
 
-/** `direct`: how the dialect runs a hot read without kysely's executor, if it can (see DirectReader). */
-export function createSqlMetadataStore(db: Kysely<Database>, direct?: DirectReader): MetadataStore {
+/**
+ * `direct`: how the dialect runs a hot read without kysely's executor, if it
+ * can (see DirectReader); `rowLocks`: the dialect has them (PostgreSQL).
+ */
+export function createSqlMetadataStore(db: Kysely<Database>, direct?: DirectReader, opts: { rowLocks?: boolean } = {}): MetadataStore {
   return {
     ...createSqlLifecycle(db),
     ...createSqlSettingsStore(db),
     ...createSqlAccountStore(db),
     ...createSqlIdempotencyStore(db),
     ...createSqlAssetStore(db, direct),
-    ...createSqlJobStore(db, direct),
+    ...createSqlJobStore(db, { direct, rowLocks: opts.rowLocks }),
     ...createSqlVideoTaskStore(db),
   };
 }

@@ -221,6 +221,26 @@ migrations['0007_job_run_record'] = {
   },
 };
 
+migrations['0008_job_leases'] = {
+  // Runners sharing a database each hold the jobs they run under a lease
+  // they renew; a job whose lease expired goes back to the queue. The token
+  // grows with every claim and release and fences the run's writes.
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable('jobs').addColumn('lease_owner', 'text').execute();
+    await db.schema.alterTable('jobs').addColumn('lease_expires_at', 'bigint').execute();
+    await db.schema
+      .alterTable('jobs')
+      .addColumn('lease_token', 'bigint', (c) => c.notNull().defaultTo(0))
+      .execute();
+    // Live runners look for expired leases among running jobs.
+    await db.schema.createIndex('jobs_status_lease_idx').on('jobs').columns(['status', 'lease_expires_at']).execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropIndex('jobs_status_lease_idx').execute();
+    for (const column of ['lease_token', 'lease_expires_at', 'lease_owner']) await db.schema.alterTable('jobs').dropColumn(column).execute();
+  },
+};
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /**

@@ -38,7 +38,7 @@ export async function createPostgresStorage(opts: PostgresStorageOptions): Promi
   const base = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const db = schema === null ? base : base.withSchema(schema);
   let releaseRunner: (() => void) | undefined;
-  const store = createSqlMetadataStore(db);
+  const store = createSqlMetadataStore(db, undefined, { rowLocks: true });
   const metadata: typeof store = {
     ...store,
     migrate: () => migrateToLatest(db, schema ?? undefined),

@@ -72,11 +72,14 @@ export const JOB_SUMMARY_COLUMNS = [
   'history_hidden_at',
   'cached_nodes',
   'temp_asset_ids',
+  'lease_owner',
+  'lease_expires_at',
+  'lease_token',
 ] as const;
 
 type JobSummaryRow = Pick<Selectable<Database['jobs']>, (typeof JOB_SUMMARY_COLUMNS)[number]>;
 
-export const toJobSummary = (r: JobSummaryRow): JobSummary => ({
+export const toJobSummary = ({ lease_owner, lease_expires_at, lease_token, ...r }: JobSummaryRow): JobSummary => ({
   ...r,
   seq: toNumber(r.seq),
   created_at: toNumber(r.created_at),
@@ -93,4 +96,5 @@ export const toJobSummary = (r: JobSummaryRow): JobSummary => ({
   history_hidden_at: nullableNumber(r.history_hidden_at),
   cached_nodes: r.cached_nodes === null ? null : idsFromText(r.cached_nodes),
   temp_asset_ids: r.temp_asset_ids === null ? [] : idsFromText(r.temp_asset_ids),
+  lease: lease_owner === null ? null : { owner: lease_owner, token: toNumber(lease_token), expires_at: toNumber(lease_expires_at ?? 0) },
 });

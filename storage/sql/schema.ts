@@ -92,6 +92,11 @@ export interface JobsTable {
   cached_nodes: ColumnType<string | null, string | null | undefined, string | null>;
   /** JSON array of asset ids, or null (none): written when a run ends. */
   temp_asset_ids: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The runner holding the job, or null. */
+  lease_owner: ColumnType<string | null, string | null | undefined, string | null>;
+  lease_expires_at: ColumnType<string | number | bigint | null, number | null | undefined, number | null>;
+  /** Fencing token: grows with every claim and release; defaults to 0. */
+  lease_token: ColumnType<string | number | bigint, number | undefined, number>;
 }
 
 export interface VideoTasksTable {

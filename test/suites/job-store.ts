@@ -5,6 +5,7 @@
 // compare-and-set win.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NewJob } from '../../storage/types.ts';
+import { jobLeaseCases } from './job-store-leases.ts';
 import { type JobStoreWithOutputs, jobListingCases } from './job-store-listing.ts';
 import { type MakeStore, T0 } from './store-fixtures.ts';
 
@@ -55,6 +56,7 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
         history_hidden_at: null,
         cached_nodes: null,
         temp_asset_ids: [],
+        lease: null,
       });
       expect(b!.seq).toBeGreaterThan(a!.seq);
       expect(c!.seq).toBeGreaterThan(b!.seq);
@@ -435,5 +437,6 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
     });
 
     jobListingCases(() => store);
+    jobLeaseCases(() => store);
   });
 }

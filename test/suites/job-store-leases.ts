@@ -1,0 +1,110 @@
+// JobStore conformance, leases: claims that keep an account's limit and pick
+// order across runners, renewals, fenced writes, releases and the expired
+// leases a live runner takes back. Run from job-store.ts.
+import { expect, it } from 'vitest';
+import type { JobClaim, JobStore, NewJob } from '../../storage/types.ts';
+import { T0 } from './store-fixtures.ts';
+
+const LEASE = 30_000;
+
+const job = (id: string, over: Partial<NewJob> = {}): NewJob => ({
+  id,
+  account_id: 'acc1',
+  status: 'queued',
+  workflow: { '1': { class_type: 'LoadImage', inputs: { image: 'cat.png' } } },
+  created_at: T0,
+  expires_at: T0 + 86_400_000,
+  ...over,
+});
+
+const claim = (over: Partial<JobClaim> = {}): JobClaim => ({ account_id: 'acc1', limit: 1, owner: 'runner-a', now: T0, lease_ms: LEASE, ...over });
+
+export function jobLeaseCases(getStore: () => JobStore): void {
+  const create = async (...jobs: NewJob[]) => {
+    for (const j of jobs) await getStore().createJob(j);
+  };
+
+  it("claimJob starts the account's next job in pick order under a lease; null at the limit or with nothing queued", async () => {
+    const store = getStore();
+    await create(job('a'), job('b', { priority: 5 }), job('c'), job('other', { account_id: 'acc2' }));
+    const first = await store.claimJob(claim({ limit: 2 }));
+    expect(first).toMatchObject({ id: 'b', status: 'running', started_at: T0, attempts: 1, lease: { owner: 'runner-a', expires_at: T0 + LEASE } });
+    const second = await store.claimJob(claim({ limit: 2, owner: 'runner-b', now: T0 + 1 }));
+    expect(second).toMatchObject({ id: 'a', lease: { owner: 'runner-b', expires_at: T0 + 1 + LEASE } });
+    expect(await store.claimJob(claim({ limit: 2 }))).toBeNull();
+    expect(await store.claimJob(claim({ limit: 0, account_id: 'acc2' }))).toBeNull();
+    expect((await store.getJobById('b'))?.lease).toEqual(first?.lease);
+    expect(await store.getJobById('c')).toMatchObject({ status: 'queued', lease: null });
+    // A canceling job still holds its slot.
+    await store.transitionJob('b', 'running', 'canceling');
+    await store.transitionJob('a', 'running', 'succeeded', { lease: null });
+    expect(await store.claimJob(claim({ limit: 1 }))).toBeNull();
+    expect((await store.claimJob(claim({ limit: 2 })))?.id).toBe('c');
+    expect(await store.claimJob(claim({ limit: 9 }))).toBeNull();
+  });
+
+  it('concurrent claims of one account never exceed its limit, and each job is claimed once', async () => {
+    const store = getStore();
+    await create(...Array.from({ length: 6 }, (_, i) => job(`j${i}`)));
+    const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => store.claimJob(claim({ limit: 2, owner: `r${i}` }))));
+    const won = claims.filter((c) => c !== null);
+    expect(won.map((c) => c!.id).sort()).toEqual(['j0', 'j1']);
+    expect(await store.countJobs(['running'], 'acc1')).toBe(2);
+  });
+
+  it('the token grows with every claim and release, and fences transitions and progress', async () => {
+    const store = getStore();
+    await create(job('j'));
+    const first = (await store.claimJob(claim()))!;
+    const token = first.lease!.token;
+    await store.saveProgress('j', { step: 1 }, undefined, token + 1);
+    expect((await store.getJobById('j'))?.progress).toBeNull();
+    await store.saveProgress('j', { step: 1 }, undefined, token);
+    expect((await store.getJobById('j'))?.progress).toEqual({ step: 1 });
+    expect(await store.transitionJob('j', 'running', 'succeeded', {}, { lease_token: token + 1 })).toBe(false);
+    // Taken back (released): the old holder can no longer write, even before anyone claims it again.
+    expect(await store.transitionJob('j', 'running', 'queued', { started_at: null, lease: null }, { lease_token: token })).toBe(true);
+    expect(await store.getJobById('j')).toMatchObject({ status: 'queued', lease: null, started_at: null });
+    await store.saveProgress('j', { step: 2 }, undefined, token);
+    const again = (await store.claimJob(claim({ owner: 'runner-b' })))!;
+    expect(again.lease!.token).toBeGreaterThan(token + 1);
+    expect(again.attempts).toBe(2);
+    expect(await store.transitionJob('j', 'running', 'succeeded', {}, { lease_token: token })).toBe(false);
+    await store.saveProgress('j', { step: 3 }, undefined, token);
+    expect((await store.getJobById('j'))?.progress).toEqual({ step: 1 });
+    expect(await store.transitionJob('j', 'running', 'succeeded', { completed_at: T0 + 5 }, { lease_token: again.lease!.token })).toBe(true);
+  });
+
+  it("renewLease extends the holder's lease and says the status; null once the lease is gone", async () => {
+    const store = getStore();
+    await create(job('j'));
+    const { lease } = (await store.claimJob(claim()))!;
+    expect(await store.renewLease('j', lease!.token, T0 + 99_000)).toBe('running');
+    expect((await store.getJobById('j'))?.lease?.expires_at).toBe(T0 + 99_000);
+    expect(await store.renewLease('j', lease!.token + 1, T0 + 200_000)).toBeNull();
+    await store.transitionJob('j', 'running', 'canceling');
+    expect(await store.renewLease('j', lease!.token, T0 + 100_000)).toBe('canceling');
+    await store.transitionJob('j', 'canceling', 'canceled', { lease: null });
+    expect(await store.renewLease('j', lease!.token, T0 + 101_000)).toBeNull();
+    expect(await store.renewLease('missing', 1, T0)).toBeNull();
+  });
+
+  it('listExpiredLeases: running or canceling jobs whose lease ran out (or that have none); taking one back needs it still expired', async () => {
+    const store = getStore();
+    await create(job('old'), job('live', { account_id: 'acc2' }), job('bare', { account_id: 'acc3' }), job('queued', { account_id: 'acc4' }));
+    const old = (await store.claimJob(claim({ now: T0 })))!;
+    await store.claimJob(claim({ account_id: 'acc2', now: T0 + 20_000 }));
+    // A job moved to running without a claim (as before leases existed).
+    await store.transitionJob('bare', 'queued', 'running', { started_at: T0 });
+    const now = T0 + LEASE + 1;
+    expect((await store.listExpiredLeases(now, 10)).map((j) => j.id)).toEqual(['old', 'bare']);
+    expect((await store.listExpiredLeases(now, 1)).map((j) => j.id)).toEqual(['old']);
+    // Renewed in the meantime: no longer expired, so it is not taken.
+    await store.renewLease('old', old.lease!.token, now + LEASE);
+    const guard = { lease_token: old.lease!.token, lease_expired_before: now };
+    expect(await store.transitionJob('old', 'running', 'queued', { lease: null }, guard)).toBe(false);
+    expect(await store.transitionJob('bare', 'running', 'queued', { lease: null }, { lease_expired_before: now })).toBe(true);
+    expect((await store.listExpiredLeases(now, 10)).map((j) => j.id)).toEqual([]);
+    expect((await store.listExpiredLeases(now + 2 * LEASE, 10)).map((j) => j.id)).toEqual(['old', 'live']);
+  });
+}
