@@ -45,6 +45,8 @@ export interface ServiceConfig {
   sseKeepaliveMs: number;
   progressIntervalMs: number;
   interruptedJobs: 'rerun' | 'fail';
+  /** How long a lease on a running job lasts unless renewed, ms. */
+  jobLeaseMs: number;
   tierLimits: Record<string, number> | undefined;
   maxQueueDepth: number | undefined;
   maxWebSocketBufferedBytes: number | undefined;
@@ -52,6 +54,13 @@ export interface ServiceConfig {
   videoCallbacks: CallbackSettings;
   /** The operator's policy for requests the service sends out itself. */
   outbound: UrlPolicy;
+}
+
+function jobLeaseMs(seconds: number | undefined): number {
+  if (seconds === undefined) return 30_000;
+  // Renewed every second: a lease of a few seconds survives a slow renewal or two.
+  if (!Number.isFinite(seconds) || seconds < 3 || seconds > 3600) throw new TypeError(`jobLeaseSeconds must be from 3 to 3600, got ${seconds}`);
+  return Math.round(seconds * 1000);
 }
 
 function downloadRedirectSeconds(raw: number | undefined): number {
@@ -88,6 +97,7 @@ export function resolveConfig(options: ServiceOptions): ServiceConfig {
     sseKeepaliveMs: options.sseKeepaliveMs ?? 15_000,
     progressIntervalMs: options.progressIntervalMs ?? 500,
     interruptedJobs: options.interruptedJobs ?? 'rerun',
+    jobLeaseMs: jobLeaseMs(options.jobLeaseSeconds),
     tierLimits: options.tierLimits,
     maxQueueDepth: options.maxQueueDepth,
     maxWebSocketBufferedBytes: options.maxWebSocketBufferedBytes,

@@ -142,6 +142,13 @@ export interface ServiceOptions {
    * ('rerun', default) or fail with error code `job_interrupted`.
    */
   interruptedJobs?: 'rerun' | 'fail';
+  /**
+   * How long a runner's hold on a job it runs lasts without renewal, seconds
+   * (renewed every second while the job runs). With runners sharing the
+   * storage, a job whose runner died returns to the queue (or fails, per
+   * `interruptedJobs`) once its lease expires. Default 30.
+   */
+  jobLeaseSeconds?: number;
   /** Jobs this instance executes at once, whatever the tiers allow. Default 4. */
   maxConcurrentJobs?: number;
   /** False: this instance serves the API only and never executes jobs. Default true. */

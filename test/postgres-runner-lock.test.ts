@@ -1,5 +1,6 @@
-// One job-running process per PostgreSQL database and schema, for now (as
-// per SQLite file: sqlite-runner-lock.test.ts): a second runner is refused
+// exclusiveRunner: one job-running process per PostgreSQL database and
+// schema (as per SQLite file: sqlite-runner-lock.test.ts); without it any
+// number of runners share the database under leases. A second runner is refused
 // saying why and what to do, an API-only instance may share the database,
 // and the place frees when the runner closes or its session ends however it
 // ends (the server ending a crashed process's connection).
@@ -17,14 +18,15 @@ afterEach(async () => {
   for (const s of services.splice(0)) await s.close();
 });
 
-const open = (connectionString: string, schema?: string) => createPostgresStorage({ connectionString, schema, blobs: createMemoryBlobStore() });
+const open = (connectionString: string, schema?: string) =>
+  createPostgresStorage({ connectionString, schema, blobs: createMemoryBlobStore(), exclusiveRunner: true });
 async function start(connectionString: string, { runJobs = true, schema }: { runJobs?: boolean; schema?: string } = {}): Promise<Service> {
   const service = await createService({ storage: await open(connectionString, schema), runJobs, logger: silentLogger, sweepIntervalMs: 0 });
   services.push(service);
   return service;
 }
 
-describe('one job runner per PostgreSQL database', () => {
+describe('exclusiveRunner: one job runner per PostgreSQL database', () => {
   it('a second runner is refused; an API-only instance is not; closing frees the place', async () => {
     const url = await server.newDatabase();
     const first = await start(url);

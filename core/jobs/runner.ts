@@ -4,6 +4,12 @@
 // snapshots (row + live streams), commits outputs as they come, and ends the
 // row in its terminal status with a compare-and-set. A job aborted because
 // this instance is shutting down goes back to the queue instead.
+//
+// The run holds the job under the lease its claim took: it renews the lease
+// as it polls for a cancel, and every write it makes (progress, outputs, the
+// end) carries the lease's token. A run that finds its lease gone (this
+// process stalled past it, and another runner took the job back) stops
+// writing and leaves the job to whoever holds it now.
 import { type Engine, type ExecutionContext, ExecutionError, JobAbort } from '../../engine/types.ts';
 import { toBase64 } from '../../lib/base64.ts';
 import { pause } from '../../lib/pause.ts';
@@ -31,8 +37,10 @@ export interface RunnerDeps {
   /** Per-job extra_data, held in memory only (it can carry a credential). */
   extraData: Map<string, Record<string, unknown>>;
   progressIntervalMs: number;
-  /** How often a running job's row is read to notice a cancel made on another instance. */
+  /** How often a running job's lease is renewed, which also notices a cancel made on another instance. */
   cancelPollMs: number;
+  /** How long a renewal extends the lease, ms (several renewals fit in it). */
+  leaseMs: number;
   /** What a run cut short by shutdown becomes: queued again, or failed as interrupted. */
   interruptedJobs: 'rerun' | 'fail';
   /** Aborted when the service closes: stops retrying writes that keep failing. */
@@ -44,6 +52,8 @@ type Outcome =
   | { kind: 'expired' }
   | { kind: 'canceled' }
   | { kind: 'shutdown' }
+  /** The lease was taken back: the job is another runner's now, and nothing more is written. */
+  | { kind: 'lost' }
   | { kind: 'failed'; error: Record<string, unknown> };
 
 /** What a run leaves on its row besides its status: written with the status it ends in. */
@@ -97,39 +107,46 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
     tracker: ProgressTracker,
     ran: RunRecord,
   ): Promise<{ status: string; error: Record<string, unknown> | null } | null> {
+    if (outcome.kind === 'lost') {
+      ctx.logger.warn('job lease lost: the run ended without writing; another runner holds the job now', { job_id: job.id });
+      return null;
+    }
     const now = ctx.now();
+    // Every end releases the lease; the token guards that this run still holds it.
+    const end = { ...ran, lease: null };
+    const guard = job.lease ? { lease_token: job.lease.token } : {};
     // Tried in order: the row is `running`, or `canceling` if a cancel came in meanwhile.
     const moves: Array<[from: 'running' | 'canceling', to: string, patch: Record<string, unknown>]> = [];
     switch (outcome.kind) {
       case 'succeeded': {
-        const patch = { completed_at: now, progress: { ...tracker.finish() }, ...ran };
+        const patch = { completed_at: now, progress: { ...tracker.finish() }, ...end };
         moves.push(['running', transition('running', 'succeed'), patch], ['canceling', transition('canceling', 'succeed'), patch]);
         break;
       }
       case 'failed': {
-        const patch = { completed_at: now, progress: { ...tracker.snapshot() }, error: outcome.error, ...ran };
+        const patch = { completed_at: now, progress: { ...tracker.snapshot() }, error: outcome.error, ...end };
         moves.push(['running', transition('running', 'fail'), patch], ['canceling', transition('canceling', 'fail'), patch]);
         break;
       }
       case 'canceled':
-        moves.push(['canceling', transition('canceling', 'canceled'), { completed_at: now, progress: { ...tracker.snapshot() }, ...ran }]);
+        moves.push(['canceling', transition('canceling', 'canceled'), { completed_at: now, progress: { ...tracker.snapshot() }, ...end }]);
         break;
       case 'expired':
-        moves.push(['running', transition('running', 'fail'), { completed_at: now, error: EXPIRED_ERROR }]);
+        moves.push(['running', transition('running', 'fail'), { completed_at: now, error: EXPIRED_ERROR, lease: null }]);
         break;
       case 'shutdown':
         // Its work is lost with this process: it runs again from the start, or fails if the operator said so.
         moves.push(
           deps.interruptedJobs === 'rerun'
-            ? ['running', transition('running', 'requeue'), { started_at: null, progress: null, outputs_reused: false }]
-            : ['running', transition('running', 'fail'), { completed_at: now, error: INTERRUPTED_ERROR, ...ran }],
-          ['canceling', transition('canceling', 'canceled'), { completed_at: now, ...ran }],
+            ? ['running', transition('running', 'requeue'), { started_at: null, progress: null, outputs_reused: false, lease: null }]
+            : ['running', transition('running', 'fail'), { completed_at: now, error: INTERRUPTED_ERROR, ...end }],
+          ['canceling', transition('canceling', 'canceled'), { completed_at: now, ...end }],
         );
         break;
     }
     for (const [from, to, patch] of moves) {
       const moved = await retryWrite(
-        () => ctx.metadata.transitionJob(job.id, from, to, patch),
+        () => ctx.metadata.transitionJob(job.id, from, to, patch, guard),
         deps.stopping,
         (err) => log('terminal job write failed; retrying', job, err),
       );
@@ -154,7 +171,9 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
       (p) => {
         const reused = reuse.reused;
         // Serialised, so an older snapshot can never land after a newer one.
-        saving = saving.then(() => ctx.metadata.saveProgress(job.id, { ...p }, reused)).catch((err) => log('progress save failed', job, err));
+        saving = saving
+          .then(() => ctx.metadata.saveProgress(job.id, { ...p }, reused, job.lease?.token))
+          .catch((err) => log('progress save failed', job, err));
         hub.publish(job.id, { type: 'progress', progress: { ...p } });
       },
       { intervalMs: deps.progressIntervalMs },
@@ -162,14 +181,28 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
     const previews = createThrottle<PreviewPayload>((preview) => hub.publish(job.id, { type: 'preview', preview }), {
       intervalMs: deps.progressIntervalMs,
     });
-    const poll = setInterval(() => {
-      ctx.metadata
-        .getJobById(job.id)
-        .then((row) => {
-          if (row && row.status !== 'running' && !controller.signal.aborted) controller.abort(new JobAbort('cancel'));
-        })
-        .catch((err) => log('cancel poll failed', job, err));
-    }, deps.cancelPollMs);
+    let lost = false;
+    const lease = job.lease;
+    // Renewing the lease also says the job's status: a cancel made on another instance shows as `canceling`.
+    const statusNow = lease
+      ? () => ctx.metadata.renewLease(job.id, lease.token, ctx.now() + deps.leaseMs)
+      : () => ctx.metadata.getJobById(job.id).then((row) => row?.status);
+    const poll = setInterval(
+      () => {
+        statusNow()
+          .then((status) => {
+            if (controller.signal.aborted || status === undefined) return;
+            if (status === null) {
+              // Taken back by another runner: leave its run alone (as at shutdown) and write nothing more.
+              lost = true;
+              ctx.logger.warn('job lease lost; leaving the job to the runner that took it back', { job_id: job.id });
+              controller.abort(new JobAbort('shutdown'));
+            } else if (status !== 'running') controller.abort(new JobAbort('cancel'));
+          })
+          .catch((err) => log('lease renewal failed', job, err));
+      },
+      Math.min(deps.cancelPollMs, Math.max(1, Math.floor(deps.leaseMs / 3))),
+    );
     (poll as { unref?: () => void }).unref?.();
 
     try {
@@ -198,6 +231,12 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
           if (snapshot) progress.push(snapshot);
         },
         async commitOutput(output) {
+          // An output is a write of the run: none once the lease is gone (checked, then written: a
+          // job taken back in between may keep one output of this run, which its next run reuses).
+          if (lease && (await ctx.metadata.getJobById(job.id))?.lease?.token !== lease.token) {
+            lost = true;
+            throw new JobAbort('shutdown');
+          }
           const { asset, created } = await commitJobOutput(ctx, job, output);
           if (output.temporary) temps.add(asset.id);
           // A temporary file is no output of the job: only the account channel hears of it.
@@ -215,6 +254,8 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
       const reason = controller.signal.aborted ? controller.signal.reason : undefined;
       if (err === EXPIRED) {
         outcome = { kind: 'expired' };
+      } else if (lost) {
+        outcome = { kind: 'lost' };
       } else if (reason instanceof JobAbort) {
         outcome = { kind: reason.kind === 'cancel' ? 'canceled' : 'shutdown' };
       } else if (err instanceof ExecutionError) {

@@ -12,38 +12,31 @@
 // - Within an account jobs start in the store's pick order: higher `priority`
 //   first, `seq` order (FIFO) within a priority. Priority orders one account's
 //   line only; it never lets an account jump the turns.
-// - A start is the compare-and-set queued -> running (started_at, attempts+1).
-//   A lost CAS means another instance took the job, or it was canceled: skip.
+// - A start is the store's claimJob: as one step for every runner sharing
+//   the store, it checks the account's running and canceling jobs against
+//   its tier limit and moves its next queued job to running under a lease
+//   (JobStore.claimJob). So the tier limit holds across runners, and each
+//   job starts once. The runner renews the lease while the job runs.
 //
-// Counting: the limit check uses the store's count of running/canceling jobs
-// for the account (so a restarted instance sees jobs another instance runs),
-// or this instance's own count of jobs it started if that is higher (a job
-// whose row already left `running` still holds its slot until `run` settles).
-// Across instances the check and the start are two statements, so two
-// schedulers racing for one account may briefly exceed its limit by one job
-// each; an exact cross-instance limit needs a single leader or a store-side
-// conditional claim. Each job still starts at most once (the CAS).
+// Counting: besides the store's count, this instance's own count of jobs it
+// started bounds an account (a job whose row already left `running` still
+// holds its slot here until `run` settles).
 //
-// The "served" order lives in this instance only; another instance keeps its
-// own. Queue depth in `admit` is a count then an insert elsewhere, so
-// concurrent submissions may overshoot the bound by their number.
+// The "served" order lives in this instance only; another runner keeps its
+// own, so turns are taken per runner. Queue depth in `admit` is a count then
+// an insert elsewhere, so concurrent submissions may overshoot the bound by
+// their number.
 
 import type { AccountStore, JobStore, JobSummary } from '../../storage/types.ts';
 import { ApiError } from '../errors.ts';
 import { errorText, silentLogger } from '../log.ts';
 import type { Logger } from '../types.ts';
 import { type CreditsProvider, checkCredits } from './credits.ts';
-import { transition } from './state-machine.ts';
 import { createTierLimits, FALLBACK_TIER } from './tiers.ts';
 
 const QUEUED = 'queued';
-const RUNNING = transition('queued', 'start');
-/** Statuses that hold one of the account's parallel slots. */
-const ACTIVE = ['running', 'canceling'];
 /** How many accounts the instance remembers for turn-taking (least recent forgotten first). */
 const SERVED_MEMORY = 100_000;
-/** Refetches of one account's queue per pass after lost CASes, before giving it up until the next pass. */
-const MAX_REFETCH = 3;
 
 /**
  * Runs `task` after the current work and the I/O it queued (the answer that
@@ -56,6 +49,10 @@ const soon: (task: () => void) => void =
 export interface SchedulerOptions {
   /** Jobs; with `upsertAccount` it also gives an account's tier (read, never changed). */
   store: JobStore & Partial<Pick<AccountStore, 'upsertAccount'>>;
+  /** This runner's id, unique per process: the owner of the leases it takes. Default a random UUID. */
+  owner?: string;
+  /** How long a claimed job's lease lasts unless the run renews it, ms. Default 30000. */
+  leaseMs?: number;
   /** The account's tier; overrides the store. Without either, every account is `defaultTier`. */
   tierOf?: (accountId: string) => string | Promise<string>;
   /** Merged over DEFAULT_TIER_LIMITS (free 1, standard 1, creator 3, pro 5). */
@@ -105,12 +102,10 @@ export interface Scheduler {
 /** One account's line within a pass. */
 interface Lane {
   accountId: string;
-  /** Its oldest queued job's seq, then the seq of the job it starts next: only breaks ties between lanes. */
+  /** Its oldest queued job's seq, then that of the job it started last: only breaks ties between lanes. */
   headSeq: number;
-  /** Starts left under the tier limit; undefined until looked up. */
-  slots?: number;
-  buffer: JobSummary[];
-  fetches: number;
+  /** The tier's limit; undefined until looked up. */
+  limit?: number;
 }
 
 export function createScheduler(opts: SchedulerOptions): Scheduler {
@@ -118,6 +113,8 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
   const logger = opts.logger ?? silentLogger;
   const now = opts.now ?? Date.now;
   const engineCapacity = opts.engineCapacity ?? (() => Infinity);
+  const owner = opts.owner ?? crypto.randomUUID();
+  const leaseMs = opts.leaseMs ?? 30_000;
   const maxQueueDepth = opts.maxQueueDepth ?? 10_000;
   const maxQueuedPerAccount = opts.maxQueuedPerAccount ?? Number.POSITIVE_INFINITY;
   const retryAfter = String(Math.max(1, Math.ceil(opts.retryAfterSeconds ?? 10)));
@@ -142,13 +139,6 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     lastServed.delete(accountId);
     lastServed.set(accountId, ++turn);
     if (lastServed.size > SERVED_MEMORY) lastServed.delete(lastServed.keys().next().value!);
-  }
-
-  async function slotsFor(accountId: string): Promise<number> {
-    const limit = limits.limitOf(await tierOf(accountId));
-    if (limit <= 0) return 0;
-    const active = await store.countJobs(ACTIVE, accountId);
-    return limit - Math.max(active, localRunning(accountId));
   }
 
   function launch(job: JobSummary) {
@@ -197,41 +187,27 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     const lanes: Lane[] = (await store.listAccountsWithQueuedJobs(accountScan)).map((a) => ({
       accountId: a.account_id,
       headSeq: a.oldest_seq,
-      buffer: [],
-      fetches: 0,
     }));
     const drop = (lane: Lane) => lanes.splice(lanes.indexOf(lane), 1);
     let started = 0;
     while (!closed && lanes.length > 0 && Math.min(budget, engineCapacity()) > 0) {
       const lane = next(lanes);
-      lane.slots ??= await slotsFor(lane.accountId);
-      if (lane.slots <= 0) {
+      lane.limit ??= limits.limitOf(await tierOf(lane.accountId));
+      if (localRunning(lane.accountId) >= lane.limit) {
         drop(lane);
         continue;
       }
-      if (lane.buffer.length === 0) {
-        if (lane.fetches >= MAX_REFETCH) {
-          drop(lane);
-          continue;
-        }
-        lane.fetches++;
-        lane.buffer = await store.listQueuedJobs(lane.accountId, lane.slots);
-        if (lane.buffer.length === 0) {
-          drop(lane);
-          continue;
-        }
-      }
-      const job = lane.buffer.shift()!;
-      lane.headSeq = lane.buffer[0]?.seq ?? job.seq;
       const startedAt = now();
-      if (!(await store.transitionJob(job.id, QUEUED, RUNNING, { started_at: startedAt, add_attempts: 1 }))) {
-        continue; // another instance started it, or it was canceled
+      const job = await store.claimJob({ account_id: lane.accountId, limit: lane.limit, owner, now: startedAt, lease_ms: leaseMs });
+      if (!job) {
+        drop(lane); // at its limit across runners, or nothing left queued
+        continue;
       }
-      lane.slots--;
+      lane.headSeq = job.seq;
       budget--;
       started++;
       served(lane.accountId);
-      launch({ ...job, status: RUNNING, started_at: startedAt, attempts: job.attempts + 1 });
+      launch(job);
     }
     return started;
   }

@@ -3,8 +3,9 @@
 // service's shared parts. Handlers reach it as `ctx.jobs`.
 import { JobAbort } from '../../engine/types.ts';
 import type { ServiceBase } from '../context.ts';
+import { createBusHub } from './bus-hub.ts';
 import { createJobHub, type JobHub } from './hub.ts';
-import { recoverInterruptedJobs } from './recovery.ts';
+import { recoverExpiredLeases, recoverInterruptedJobs } from './recovery.ts';
 import { createJobRunner } from './runner.ts';
 import { createScheduler, type Scheduler } from './scheduler.ts';
 import { createStreamLimiter, type StreamLimiter } from './stream-limits.ts';
@@ -29,7 +30,9 @@ export interface JobSystem {
 
 export function createJobSystem(ctx: ServiceBase): JobSystem {
   const { config, engine } = ctx;
-  const hub = createJobHub((err) => ctx.logger.error('job event listener failed', { error: String(err) }));
+  const inProcess = createJobHub((err) => ctx.logger.error('job event listener failed', { error: String(err) }));
+  // With a bus, the other instances on the storage hear this one's job events and it theirs.
+  const hub = ctx.events ? createBusHub(inProcess, ctx.events, { logger: ctx.logger, progressIntervalMs: config.progressIntervalMs }) : inProcess;
   const active = new Map<string, AbortController>();
   const extraData = new Map<string, Record<string, unknown>>();
   const runsJobs = config.runJobs;
@@ -46,13 +49,19 @@ export function createJobSystem(ctx: ServiceBase): JobSystem {
     extraData,
     progressIntervalMs: config.progressIntervalMs,
     cancelPollMs: 1000,
+    leaseMs: config.jobLeaseMs,
     interruptedJobs,
     stopping: stopping.signal,
   });
+  // The owner of the leases this instance takes: one per process start.
+  const owner = crypto.randomUUID();
+  let reaper: ReturnType<typeof setInterval> | undefined;
   // Tiers come from the configuration, which only changes with a restart.
   const tiers = new Map<string, string>();
   const scheduler = createScheduler({
     store: ctx.metadata,
+    owner,
+    leaseMs: config.jobLeaseMs,
     tierOf: async (id) => {
       let tier = tiers.get(id);
       if (tier === undefined) tiers.set(id, (tier = (await ctx.metadata.upsertAccount({ id })).tier));
@@ -89,12 +98,26 @@ export function createJobSystem(ctx: ServiceBase): JobSystem {
     },
     async start() {
       if (!runsJobs) return;
-      // Before recovery: a second runner would take the first one's running jobs for a crash's leftovers.
-      await ctx.metadata.claimRunner?.();
-      await recoverInterruptedJobs(ctx, interruptedJobs);
+      if (ctx.metadata.claimRunner) {
+        // The storage's only runner: every job left running is a crash's leftover (claimed first, so
+        // that a second runner cannot take the first one's running jobs for leftovers).
+        await ctx.metadata.claimRunner();
+        await recoverInterruptedJobs(ctx, interruptedJobs);
+      } else {
+        // Runners share the storage: only jobs whose lease ran out are taken back, now and then by
+        // whichever runner looks first.
+        const reap = () =>
+          recoverExpiredLeases(ctx, interruptedJobs)
+            .then((n) => n > 0 && scheduler.kick())
+            .catch((err: unknown) => ctx.logger.error('taking back expired job leases failed', { error: String(err) }));
+        await reap();
+        reaper = setInterval(reap, Math.max(1000, Math.floor(config.jobLeaseMs / 2)));
+        (reaper as { unref?: () => void }).unref?.();
+      }
       scheduler.kick();
     },
     async close() {
+      if (reaper !== undefined) clearInterval(reaper);
       await scheduler.close();
       for (const end of [...sessions]) end();
       for (const controller of active.values()) if (!controller.signal.aborted) controller.abort(new JobAbort('shutdown'));

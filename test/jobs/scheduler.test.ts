@@ -342,25 +342,25 @@ describe('scheduler: two instances over one store', () => {
     expect(rows.every((r) => r.attempts === 1)).toBe(true);
   });
 
-  it('skips jobs whose CAS it loses to the other instance', async () => {
+  it('starts nothing when the other instance claimed the jobs after its listing', async () => {
     const store = createMemoryStorage().metadata;
     const one = harness({ store });
     await account(store, 'a', 'creator');
     // The second instance's listing goes stale: the first takes the jobs in between.
     const stale: MetadataStore = {
       ...store,
-      async listQueuedJobs(accountId, limit) {
-        const jobs = await store.listQueuedJobs(accountId, limit);
+      async listAccountsWithQueuedJobs(limit) {
+        const accounts = await store.listAccountsWithQueuedJobs(limit);
         await one.scheduler.pass();
-        return jobs;
+        return accounts;
       },
     };
     const two = harness({ store: stale });
     await one.submit('a', 3);
-    const transition = vi.spyOn(stale, 'transitionJob');
+    const claim = vi.spyOn(stale, 'claimJob');
     expect(await two.scheduler.pass()).toBe(0);
-    expect(transition.mock.results.length).toBe(3);
-    for (const r of transition.mock.results) await expect(r.value).resolves.toBe(false);
+    expect(claim.mock.results.length).toBe(1);
+    await expect(claim.mock.results[0].value).resolves.toBeNull();
     expect(one.ids()).toHaveLength(3);
     expect(two.ids()).toEqual([]);
   });
