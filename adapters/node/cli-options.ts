@@ -1,21 +1,34 @@
 // Command-line parsing for `graphrun`, apart from the CLI so it can be tested:
 // flags win over GRAPHRUN_* environment variables, which win over defaults.
 import { parseArgs } from 'node:util';
+import { CliUsageError } from './cli-errors.ts';
+import { parseStorageOptions, type StorageCliOptions } from './cli-storage-options.ts';
+import { DEFAULT_HOST, DEFAULT_PORT } from './cli-usage.ts';
 
-export interface ServeCliOptions {
-  host: string;
-  port: number;
-  data: string;
-  token: string | undefined;
+export { CliUsageError } from './cli-errors.ts';
+export { type BlobsCliOption, DEFAULT_DATA, type StorageCliOptions } from './cli-storage-options.ts';
+export { DEFAULT_HOST, DEFAULT_PORT, USAGE } from './cli-usage.ts';
+
+/** What `graphrun runner` takes: where the storage is, and how jobs run. */
+export interface RunnerCliOptions extends StorageCliOptions {
   /** Outbound requests (LoadImageFromURL, video key frames, callbacks) may reach private, loopback and link-local addresses. */
   allowPrivateUrls: boolean;
   /** Worker base URLs: jobs run on these engine servers instead of in process. */
   workers: string[];
   /** Worker threads of the built-in engine; undefined: one per core. */
   threads: number | undefined;
-  /** Vendor endpoints the generation routes forward to instead of generating locally. */
+  /** Vendor endpoints the generation routes (and partner nodes) forward to instead of generating locally. */
   musicUpstream: Upstream | undefined;
   videoUpstream: Upstream | undefined;
+}
+
+/** What `graphrun serve` takes: the runner's options, and the HTTP side. */
+export interface ServeCliOptions extends RunnerCliOptions {
+  host: string;
+  port: number;
+  token: string | undefined;
+  /** false: API only (--no-run-jobs), a `graphrun runner` on the same storage runs the jobs. */
+  runJobs: boolean;
 }
 
 export interface Upstream {
@@ -23,44 +36,10 @@ export interface Upstream {
   token: string;
 }
 
-export type CliCommand = { command: 'help' } | { command: 'serve'; options: ServeCliOptions };
+export type CliCommand = { command: 'help' } | { command: 'serve'; options: ServeCliOptions } | { command: 'runner'; options: RunnerCliOptions };
 
-/** A mistake in the command line: the CLI prints the message and exits 2. */
-export class CliUsageError extends Error {
-  override name = 'CliUsageError';
-}
-
-export const DEFAULT_HOST = '127.0.0.1';
-export const DEFAULT_PORT = 8189;
-export const DEFAULT_DATA = './data';
-
-export const USAGE = `Usage: graphrun serve [options]
-
-Runs the workflow execution service over HTTP and WebSocket.
-
-Options:
-  --host <address>  Interface to listen on (env GRAPHRUN_HOST, default ${DEFAULT_HOST})
-  --port <number>   Port, 0 for any free one (env GRAPHRUN_PORT, default ${DEFAULT_PORT})
-  --data <dir>      Directory for the database and blobs (env GRAPHRUN_DATA, default ${DEFAULT_DATA})
-  --token <secret>  Require "Authorization: Bearer <secret>" (env GRAPHRUN_TOKEN;
-                    prefer the variable: flags are visible to other local users)
-  --allow-private-urls
-                    Let outbound requests (LoadImageFromURL, video key frames by URL,
-                    video callbacks) reach private, loopback and link-local addresses
-                    (env GRAPHRUN_ALLOW_PRIVATE_URLS=1 or true; default off: only for
-                    trusted users, it opens the local network to them)
-  --worker <url>    Run jobs on an engine server (ComfyUI protocol) instead of in
-                    process; repeat for a pool (env GRAPHRUN_WORKERS, comma-separated)
-  --threads <n>     Worker threads the built-in engine computes on, one job each
-                    (env GRAPHRUN_THREADS, default one per core)
-  --music-upstream <url>
-                    Forward /proxy/musicgen to this vendor base (env GRAPHRUN_MUSIC_UPSTREAM_URL)
-                    with the token in GRAPHRUN_MUSIC_UPSTREAM_TOKEN; default: local synthesis
-  --video-upstream <url>
-                    Forward /proxy/videogen to this vendor base (env GRAPHRUN_VIDEO_UPSTREAM_URL)
-                    with the token in GRAPHRUN_VIDEO_UPSTREAM_TOKEN; default: local rendering
-  -h, --help        Show this help
-`;
+/** Flags only `serve` has: a runner serves no HTTP and always runs jobs. */
+const SERVE_ONLY = ['host', 'port', 'token', 'no-run-jobs'] as const;
 
 type Env = Record<string, string | undefined>;
 
@@ -114,12 +93,12 @@ function parseUpstream(flag: string | undefined, env: Env, kind: 'music' | 'vide
   return { baseUrl, token };
 }
 
-/** A yes/no variable: 1 or true is on; 0, false or empty is off; anything else is a mistake. */
-function parseSwitch(raw: string | undefined, from: string): boolean {
-  if (raw === undefined) return false;
+/** A yes/no variable: 1 or true is on; 0 or false is off; unset or empty is `unset`; anything else is a mistake. */
+function parseSwitch(raw: string | undefined, from: string, unset = false): boolean {
+  if (raw === undefined || raw === '') return unset;
   const value = raw.toLowerCase();
   if (value === '1' || value === 'true') return true;
-  if (value === '' || value === '0' || value === 'false') return false;
+  if (value === '0' || value === 'false') return false;
   throw new CliUsageError(`${from} must be 1, true, 0 or false, got "${raw}".`);
 }
 
@@ -134,7 +113,11 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
         host: { type: 'string' },
         port: { type: 'string' },
         data: { type: 'string' },
+        database: { type: 'string' },
+        blobs: { type: 'string' },
         token: { type: 'string' },
+        // Declared as is: parseArgs knows negated booleans only from Node 22.
+        'no-run-jobs': { type: 'boolean' },
         'allow-private-urls': { type: 'boolean' },
         worker: { type: 'string', multiple: true },
         threads: { type: 'string' },
@@ -151,12 +134,11 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
   if (values.help) return { command: 'help' };
   const [command, ...extra] = positionals;
   if (command === undefined) throw new CliUsageError('No command given.');
-  if (command !== 'serve') throw new CliUsageError(`Unknown command "${command}".`);
+  if (command !== 'serve' && command !== 'runner') throw new CliUsageError(`Unknown command "${command}".`);
   if (extra.length > 0) throw new CliUsageError(`Unexpected argument "${extra[0]}".`);
 
   // An empty variable counts as unset: `GRAPHRUN_PORT= graphrun serve` is a common way to clear one.
   const fromEnv = (name: string) => env[name] || undefined;
-  const port = values.port ?? fromEnv('GRAPHRUN_PORT');
   const threads = values.threads ?? fromEnv('GRAPHRUN_THREADS');
   const workers = values.worker
     ? parseWorkers(values.worker, '--worker')
@@ -167,18 +149,30 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
           .filter(Boolean),
         'GRAPHRUN_WORKERS',
       );
+  const runner: RunnerCliOptions = {
+    ...parseStorageOptions(values, env),
+    allowPrivateUrls: values['allow-private-urls'] === true || parseSwitch(env.GRAPHRUN_ALLOW_PRIVATE_URLS, 'GRAPHRUN_ALLOW_PRIVATE_URLS'),
+    workers,
+    threads: threads === undefined ? undefined : parseThreads(threads, values.threads !== undefined ? '--threads' : 'GRAPHRUN_THREADS'),
+    musicUpstream: parseUpstream(values['music-upstream'], env, 'music'),
+    videoUpstream: parseUpstream(values['video-upstream'], env, 'video'),
+  };
+  if (command === 'runner') {
+    // The serve-only variables are not read, so one environment file can serve both commands; a flag is a mistake.
+    const misplaced = SERVE_ONLY.find((name) => values[name] !== undefined);
+    if (misplaced) throw new CliUsageError(`--${misplaced} is for "graphrun serve": a runner serves no HTTP and always runs jobs.`);
+    return { command: 'runner', options: runner };
+  }
+
+  const port = values.port ?? fromEnv('GRAPHRUN_PORT');
   return {
     command: 'serve',
     options: {
       host: nonEmpty(values.host, '--host') ?? fromEnv('GRAPHRUN_HOST') ?? DEFAULT_HOST,
       port: port === undefined ? DEFAULT_PORT : parsePort(port, values.port !== undefined ? '--port' : 'GRAPHRUN_PORT'),
-      data: nonEmpty(values.data, '--data') ?? fromEnv('GRAPHRUN_DATA') ?? DEFAULT_DATA,
       token: nonEmpty(values.token, '--token') ?? fromEnv('GRAPHRUN_TOKEN'),
-      allowPrivateUrls: values['allow-private-urls'] === true || parseSwitch(env.GRAPHRUN_ALLOW_PRIVATE_URLS, 'GRAPHRUN_ALLOW_PRIVATE_URLS'),
-      workers,
-      threads: threads === undefined ? undefined : parseThreads(threads, values.threads !== undefined ? '--threads' : 'GRAPHRUN_THREADS'),
-      musicUpstream: parseUpstream(values['music-upstream'], env, 'music'),
-      videoUpstream: parseUpstream(values['video-upstream'], env, 'video'),
+      runJobs: values['no-run-jobs'] !== true && parseSwitch(env.GRAPHRUN_RUN_JOBS, 'GRAPHRUN_RUN_JOBS', true),
+      ...runner,
     },
   };
 }

@@ -1,77 +1,47 @@
-// The `graphrun` command (also `npm start`): serves the service over HTTP and
-// WebSocket with SQLite metadata and blobs on disk under --data.
+// The `graphrun` command (also `npm start`). `serve` answers HTTP and
+// WebSocket (and runs jobs unless --no-run-jobs); `runner` only runs jobs,
+// beside API-only instances on the same storage. Storage: SQLite and blob
+// files under --data, or PostgreSQL (--database) and an S3 bucket (--blobs).
 
 import { realpathSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createComfyEngine } from '../../engine/comfyui/engine.ts';
-import type { Engine } from '../../engine/types.ts';
-import { createService } from '../../index.ts';
-import { createUpstreamMusicProvider } from '../../providers/upstream/music.ts';
-import { createUpstreamVideoProvider } from '../../providers/upstream/video.ts';
-import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
-import { createSqliteStorage } from '../../storage/sql/sqlite.ts';
-import { CliUsageError, parseCliArgs, type ServeCliOptions, USAGE } from './cli-options.ts';
-import { resolveHostWithDns } from './resolve-host.ts';
+import { RunnerLockError } from '../../index.ts';
+import { CliUsageError, parseCliArgs, type RunnerCliOptions, type ServeCliOptions, USAGE } from './cli-options.ts';
+import { createCliService, stopOnSignals } from './cli-service.ts';
+import { describeError, describeStorage, openCliStorage } from './cli-storage.ts';
 import { serve } from './server.ts';
 
-function engineFor({ workers }: ServeCliOptions): Engine | undefined {
-  if (workers.length > 0) {
-    const log = (message: string, detail?: Record<string, unknown>) =>
-      process.stderr.write(`graphrun: ${message} ${detail ? JSON.stringify(detail) : ''}\n`);
-    return createComfyEngine({ workers, log });
-  }
-  // The built-in engine runs the jobs, under the service's outbound policy (below).
-  return undefined;
+async function runServe(options: ServeCliOptions): Promise<void> {
+  const storage = await openCliStorage(options);
+  // The service owns the storage from here: service.close() closes both halves.
+  const service = await createCliService(storage, options, { token: options.token, runJobs: options.runJobs });
+  const running = await serve(service, { host: options.host, port: options.port });
+  process.stdout.write(`graphrun listening on ${running.url}\n`);
+  process.stderr.write(`graphrun: ${describeStorage(options)}\n`);
+  stopOnSignals(() => running.close().then(() => service.close()));
 }
 
-async function runServe(options: ServeCliOptions): Promise<void> {
-  const { host, port, data, token, allowPrivateUrls, workers, threads, musicUpstream, videoUpstream } = options;
-  await mkdir(data, { recursive: true });
-  const blobs = await createFsBlobStore({ dir: join(data, 'blobs') });
-  const storage = await createSqliteStorage({ filename: join(data, 'graphrun.db'), blobs });
-  // The service owns the storage from here: service.close() closes both halves.
-  const engine = engineFor(options);
-  // With workers, as many jobs run at once as the pool has slots (one per worker), also for the
-  // CLI's one account (open or --token: the store's 'default' tier, otherwise limited to one job).
-  const pool = workers.length > 0 ? { maxConcurrentJobs: workers.length, tierLimits: { default: workers.length } } : {};
-  // One outbound policy for LoadImageFromURL, video key frames and callbacks: the switch, and names resolved with node:dns.
-  const providers = {
-    music: musicUpstream ? createUpstreamMusicProvider(musicUpstream) : undefined,
-    video: videoUpstream ? createUpstreamVideoProvider(videoUpstream) : undefined,
-  };
-  const localEngine = threads === undefined ? undefined : { threadCount: threads };
-  const service = await createService({ storage, token, engine, localEngine, allowPrivateUrls, resolveHost: resolveHostWithDns, ...pool, providers });
-  if (musicUpstream) process.stderr.write(`graphrun: music generation forwarded to ${musicUpstream.baseUrl}\n`);
-  if (videoUpstream) process.stderr.write(`graphrun: video generation forwarded to ${videoUpstream.baseUrl}\n`);
-  if (workers.length > 0) process.stderr.write(`graphrun: running jobs on ${workers.length} worker(s): ${workers.join(', ')}\n`);
-  else if (allowPrivateUrls)
-    process.stderr.write(
-      'graphrun: outbound requests (LoadImageFromURL, video key frames, callbacks) may reach private, loopback and link-local addresses\n',
-    );
-  const running = await serve(service, { host, port });
-  process.stdout.write(`graphrun listening on ${running.url}\n`);
+async function runRunner(options: RunnerCliOptions): Promise<void> {
+  const storage = await openCliStorage(options);
+  const service = await createCliService(storage, options);
+  // Nothing else may hold the event loop (no server; the service's timers may be unref'd): this keeps the process up until a signal.
+  const alive = setInterval(() => {}, 2 ** 31 - 1);
+  process.stdout.write(`graphrun runner: running jobs from ${describeStorage(options)}\n`);
+  stopOnSignals(async () => {
+    await service.close();
+    clearInterval(alive);
+  });
+}
 
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
-    // A second Ctrl-C means "now": do not wait for a slow shutdown.
-    if (stopping) process.exit(1);
-    stopping = true;
-    process.stderr.write(`graphrun: ${signal}, shutting down\n`);
-    running
-      .close()
-      .then(() => service.close())
-      .then(
-        () => process.exit(0),
-        (err) => {
-          process.stderr.write(`graphrun: shutdown failed: ${err instanceof Error ? err.message : String(err)}\n`);
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+/** The message for a failed start; a lock held elsewhere says what to do instead. */
+function startFailure(err: unknown, command: 'serve' | 'runner'): string {
+  if (!(err instanceof RunnerLockError)) return describeError(err);
+  // The storage's wording names the library option; the CLI user needs the flag.
+  const message = err.message.replace(/ Stop it first, or start this one with runJobs: false.*$/, '');
+  return command === 'serve'
+    ? `${message} Stop it first, or add --no-run-jobs to serve the API only beside it.`
+    : `${message} Stop it first; beside it, run "graphrun serve --no-run-jobs" for the API.`;
 }
 
 /** Runs the CLI; usage mistakes exit 2, start-up failures exit 1. */
@@ -89,9 +59,10 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env 
     return;
   }
   try {
-    await runServe(command.options);
+    if (command.command === 'runner') await runRunner(command.options);
+    else await runServe(command.options);
   } catch (err) {
-    process.stderr.write(`graphrun: could not start: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`graphrun: could not start: ${startFailure(err, command.command)}\n`);
     process.exit(1);
   }
 }

@@ -1,6 +1,6 @@
 // The `graphrun` command in its own process, for the CLI end-to-end tests:
 // its output collected, its URL read from the `graphrun listening on` line,
-// and (through cliServers) a fresh --data directory per start, no process
+// and (through cliCommands) a fresh --data directory per start, no process
 // outliving its test and no directory outliving its file. It runs the CLI's
 // source through tsx, so these tests check the code as it is now, never a
 // build of it that may be stale; bin/graphrun.js, which runs the build on
@@ -18,6 +18,8 @@ export interface CliProcess {
   child: ChildProcess;
   /** The URL it printed; rejects with its stderr when it exits first. */
   url: Promise<string>;
+  /** The first match of `pattern` in what it printed on stdout; rejects with its stderr when it exits first. */
+  printed(pattern: RegExp): Promise<RegExpExecArray>;
   exited: Promise<number | null>;
   output(): { stdout: string; stderr: string };
   /** SIGTERM, then its exit code. */
@@ -36,20 +38,31 @@ export function spawnCli(args: string[], env: Record<string, string> = {}, unset
   let stdout = '';
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const url = new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (d) => {
-      stdout += d;
-      const m = /graphrun listening on (http:\/\/\S+)/.exec(stdout);
-      if (m) resolve(m[1]);
+  // 'close' rather than 'exit': by then all it wrote has been read, so its last words are in stdout and stderr.
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const printed = (pattern: RegExp) =>
+    new Promise<RegExpExecArray>((resolve, reject) => {
+      const look = () => {
+        const m = pattern.exec(stdout);
+        if (m) resolve(m);
+        return m !== null;
+      };
+      if (look()) return;
+      const onData = () => {
+        if (look()) child.stdout!.off('data', onData);
+      };
+      // Added after the listener that collects stdout, so `stdout` already holds the chunk.
+      child.stdout!.on('data', onData);
+      void exited.then((code) => reject(new Error(`exited ${code} before printing ${pattern}: ${stderr}`)));
     });
-    void exited.then((code) => reject(new Error(`exited ${code}: ${stderr}`)));
-  });
+  child.stdout!.on('data', (d) => (stdout += d));
+  const url = printed(/graphrun listening on (http:\/\/\S+)/).then((m) => m[1]);
   // A test expecting a failed start may never read `url`: its rejection is not unhandled.
   url.catch(() => undefined);
   return {
     child,
     url,
+    printed,
     exited,
     output: () => ({ stdout, stderr }),
     stop: () => {
@@ -60,11 +73,15 @@ export function spawnCli(args: string[], env: Record<string, string> = {}, unset
 }
 
 /**
- * For one test file: a function starting `graphrun serve --port 0 --data <dir>`
- * (a new directory named after `prefix` each time) with more `args`. Every
- * CLI it started is killed after each test, its directories removed after all.
+ * For one test file: a function starting `graphrun <command> --data <dir>`
+ * (`serve` also gets `--port 0`; a new directory named after `prefix` each
+ * time) with more `args`. Every CLI it started is killed after each test,
+ * its directories removed after all.
  */
-export function cliServers(prefix: string, unset: readonly string[] = []): (args?: string[], env?: Record<string, string>) => Promise<CliProcess> {
+export function cliCommands(
+  prefix: string,
+  unset: readonly string[] = [],
+): (command: 'serve' | 'runner', args?: string[], env?: Record<string, string>) => Promise<CliProcess & { data: string }> {
   const dirs: string[] = [];
   const children: ChildProcess[] = [];
   afterEach(() => {
@@ -73,11 +90,18 @@ export function cliServers(prefix: string, unset: readonly string[] = []): (args
   afterAll(async () => {
     await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
   });
-  return async (args = [], env = {}) => {
+  return async (command, args = [], env = {}) => {
     const data = await mkdtemp(join(tmpdir(), prefix));
     dirs.push(data);
-    const cli = spawnCli(['serve', '--port', '0', '--data', data, ...args], env, unset);
+    const listen = command === 'serve' ? ['--port', '0'] : [];
+    const cli = spawnCli([command, ...listen, '--data', data, ...args], env, unset);
     children.push(cli.child);
-    return cli;
+    return { ...cli, data };
   };
+}
+
+/** cliCommands for `graphrun serve` alone. */
+export function cliServers(prefix: string, unset: readonly string[] = []): (args?: string[], env?: Record<string, string>) => Promise<CliProcess> {
+  const start = cliCommands(prefix, unset);
+  return (args, env) => start('serve', args, env);
 }

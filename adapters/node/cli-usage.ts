@@ -1,0 +1,50 @@
+// What `graphrun --help` prints: both commands, every flag with its variable
+// and default. README.md's CLI section says the same in a table.
+import { DEFAULT_DATA } from './cli-storage-options.ts';
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 8189;
+
+export const USAGE = `Usage: graphrun serve [options]
+       graphrun runner [options]
+
+serve   runs the workflow execution service over HTTP and WebSocket.
+runner  runs jobs only, serving no HTTP, beside "serve --no-run-jobs" instances
+        on the same storage. Only one process per database runs jobs.
+
+Storage (both commands; by default SQLite and blob files under --data):
+  --data <dir>      Directory for the SQLite database and blobs (env GRAPHRUN_DATA,
+                    default ${DEFAULT_DATA}); unused when --database and --blobs say elsewhere
+  --database <url>  Metadata in PostgreSQL: a postgres:// or postgresql:// URL
+                    (env GRAPHRUN_DATABASE_URL; prefer the variable for a password)
+  --blobs <place>   Blobs in an S3 bucket, s3://bucket/prefix, or in a directory
+                    (env GRAPHRUN_BLOBS_URL). S3 credentials, region and endpoint come
+                    from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
+                    AWS_REGION, AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL)
+
+Serve only (the runner ignores these variables, so one environment serves both):
+  --host <address>  Interface to listen on (env GRAPHRUN_HOST, default ${DEFAULT_HOST})
+  --port <number>   Port, 0 for any free one (env GRAPHRUN_PORT, default ${DEFAULT_PORT})
+  --token <secret>  Require "Authorization: Bearer <secret>" (env GRAPHRUN_TOKEN;
+                    prefer the variable: flags are visible to other local users)
+  --no-run-jobs     Serve the API only and run no job: a "graphrun runner" on the same
+                    storage runs them (env GRAPHRUN_RUN_JOBS=0 or false; default on)
+
+Engine and generation (both commands):
+  --allow-private-urls
+                    Let outbound requests (LoadImageFromURL, video key frames by URL,
+                    video callbacks) reach private, loopback and link-local addresses
+                    (env GRAPHRUN_ALLOW_PRIVATE_URLS=1 or true; default off: only for
+                    trusted users, it opens the local network to them)
+  --worker <url>    Run jobs on an engine server (ComfyUI protocol) instead of in
+                    process; repeat for a pool (env GRAPHRUN_WORKERS, comma-separated)
+  --threads <n>     Worker threads the built-in engine computes on, one job each
+                    (env GRAPHRUN_THREADS, default one per core)
+  --music-upstream <url>
+                    Forward /proxy/musicgen to this vendor base (env GRAPHRUN_MUSIC_UPSTREAM_URL)
+                    with the token in GRAPHRUN_MUSIC_UPSTREAM_TOKEN; default: local synthesis
+  --video-upstream <url>
+                    Forward /proxy/videogen to this vendor base (env GRAPHRUN_VIDEO_UPSTREAM_URL)
+                    with the token in GRAPHRUN_VIDEO_UPSTREAM_TOKEN; default: local rendering
+  -h, --help        Show this help
+`;
