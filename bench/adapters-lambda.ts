@@ -6,7 +6,7 @@
 //    invocation; median of BENCH_RUNS (default 9). Baseline: a trivial
 //    handler file imported the same way in the same run.
 //  - The same with the esbuild bundle under plain `node`, as Lambda runs it.
-//  - Bundled size: esbuild, minified, platform node, better-sqlite3 external
+//  - Bundled size: esbuild, minified, platform node, better-sqlite3 and pg external
 //    (it ships as a dependency with its native module); bytes and gzip bytes,
 //    and the largest inputs.
 import { spawn } from 'node:child_process';
@@ -101,7 +101,7 @@ async function bundle(entry: string, outfile: string) {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    external: ['better-sqlite3'],
+    external: ['better-sqlite3', 'pg'],
     // CommonJS dependencies call require(); an ESM bundle needs one made for it.
     banner: { js: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);" },
     metafile: true,
@@ -126,7 +126,7 @@ await writeFile(trivialSource, TRIVIAL);
 const example = join(ROOT, 'examples', 'lambda.ts');
 
 console.log(`Lambda handler: examples/lambda.ts (node ${process.version}, ${RUNS} cold processes each, medians)`);
-console.log('\nBundled size (esbuild, minified, platform node, better-sqlite3 external):');
+console.log('\nBundled size (esbuild, minified, platform node, better-sqlite3 and pg external):');
 const lambdaBundle = await bundle(example, join(WORK, 'lambda.mjs'));
 const trivialBundle = await bundle(trivialSource, join(WORK, 'trivial.mjs'));
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KiB`;

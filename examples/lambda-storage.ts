@@ -1,23 +1,24 @@
 // The storage both halves of the Lambda deployment open (examples/lambda.ts
-// answers the API, examples/lambda-worker.ts runs the jobs): the one seam to
-// change when they move to storage shared over the network.
+// answers the API, examples/lambda-worker.ts runs the jobs), from the same
+// variables as `graphrun serve`: GRAPHRUN_DATABASE_URL (PostgreSQL) and
+// GRAPHRUN_BLOBS_URL (s3://bucket/prefix, with the standard AWS variables).
+// That is the real deployment: the function and its runners on different
+// hosts share the database and the bucket.
 //
-// Lambda's only writable disk is /tmp, so GRAPHRUN_DATA defaults to
-// /tmp/graphrun. That disk belongs to one execution environment, and SQLite
-// in WAL mode wants every process that opens the file on the same machine:
-// as is, the pair works where both run on one host (the function run locally
-// beside the worker, or tests). Spread over hosts, openStorage() returns the
-// scale-out storage instead; nothing else in either file changes.
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+// Without them it falls back to SQLite and files under GRAPHRUN_DATA
+// (default /tmp/graphrun, Lambda's only writable disk), which only works
+// where the function and the worker share one host (`sam local`, tests):
+// each Lambda environment has a /tmp of its own.
+import { openCliStorage } from '../adapters/node/cli-storage.ts';
+import { parseStorageOptions } from '../adapters/node/cli-storage-options.ts';
 import type { Storage } from '../index.ts';
-import { createFsBlobStore } from '../storage/fs/blob-store.ts';
-import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 
 export const dataDir = process.env.GRAPHRUN_DATA || '/tmp/graphrun';
+const options = parseStorageOptions({ data: dataDir }, process.env);
 
-export async function openStorage(): Promise<Storage> {
-  await mkdir(dataDir, { recursive: true });
-  const blobs = await createFsBlobStore({ dir: join(dataDir, 'blobs') });
-  return createSqliteStorage({ filename: join(dataDir, 'graphrun.db'), blobs });
+/** Whether blobs live in a bucket: then downloads are redirected to it (a buffered Lambda answer stops at 6 MB). */
+export const blobsInBucket = options.blobs?.kind === 's3';
+
+export function openStorage(): Promise<Storage> {
+  return openCliStorage(options);
 }

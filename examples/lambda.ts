@@ -12,7 +12,7 @@
 // end reach GET /api/v2/jobs/{id} and its event stream through that storage.
 import { createLambdaHandler, createLambdaStreamHandler } from '../adapters/lambda/index.ts';
 import { createService } from '../index.ts';
-import { openStorage } from './lambda-storage.ts';
+import { blobsInBucket, openStorage } from './lambda-storage.ts';
 
 // Created once per execution environment, during its init phase.
 export const service = await createService({
@@ -21,6 +21,8 @@ export const service = await createService({
   runJobs: false,
   // Timers only tick while an invocation runs: the worker sweeps expired assets and jobs.
   sweepIntervalMs: 0,
+  // Downloads go straight from the bucket (a presigned URL for five minutes), not through the function.
+  downloadRedirectSeconds: blobsInBucket ? 300 : 0,
 });
 
 export const handler = createLambdaHandler(service);
