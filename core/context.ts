@@ -6,7 +6,7 @@
 import type { Engine } from '../engine/types.ts';
 import { createHasher, type HasherFactory } from '../lib/blake3.ts';
 import type { Providers } from '../providers/types.ts';
-import type { BlobStore, MetadataStore } from '../storage/types.ts';
+import type { BlobStore, EventBus, MetadataStore } from '../storage/types.ts';
 import { type Authenticator, createAuthenticator } from './auth.ts';
 import { type BackgroundTasks, createBackgroundTasks } from './background.ts';
 import { resolveConfig, type ServiceConfig } from './config.ts';
@@ -30,6 +30,8 @@ export interface ServiceBase {
   config: ServiceConfig;
   metadata: MetadataStore;
   blobs: BlobStore;
+  /** Job events between the instances on the storage; none where one process owns it. */
+  events: EventBus | undefined;
   engine: Engine;
   providers: Providers;
   auth: Authenticator;
@@ -57,7 +59,7 @@ export interface ServiceContext extends ServiceBase {
 }
 
 export async function buildContext(options: CoreServiceOptions): Promise<ServiceContext> {
-  const { metadata, blobs } = options.storage;
+  const { metadata, blobs, events } = options.storage;
   const logger = options.logger ?? consoleLogger;
   const now = options.now ?? Date.now;
   await metadata.migrate();
@@ -68,6 +70,7 @@ export async function buildContext(options: CoreServiceOptions): Promise<Service
     config,
     metadata,
     blobs,
+    events,
     engine: options.engine,
     providers: options.providers,
     auth: await createAuthenticator(metadata, { token: options.token, accounts: options.accounts, now }),

@@ -86,10 +86,13 @@ export async function createService(options: CoreServiceOptions): Promise<Servic
       if (timer) clearInterval(timer);
       await drained();
       await ctx.jobs.close();
+      // The runs' last events (their end) go to the other instances before the bus closes.
+      await ctx.jobs.hub.flush?.();
       await ctx.videoTasks.close();
       await Promise.all([ctx.providers.music.close?.(), ctx.providers.video.close?.()]);
       await sweeping;
       await ctx.background.idle();
+      await ctx.events?.close();
       await ctx.metadata.close();
       await ctx.blobs.close?.();
     },

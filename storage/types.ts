@@ -5,15 +5,18 @@
 import type { AccountStore } from './interfaces/account-store.ts';
 import type { AssetStore } from './interfaces/asset-store.ts';
 import type { BlobStore } from './interfaces/blob-store.ts';
+import type { EventBus } from './interfaces/event-bus.ts';
 import type { IdempotencyStore } from './interfaces/idempotency-store.ts';
 import type { JobStore } from './interfaces/job-store.ts';
 import type { StoreLifecycle } from './interfaces/lifecycle.ts';
 import type { SettingsStore } from './interfaces/settings-store.ts';
 import type { VideoTaskStore } from './interfaces/video-task-store.ts';
+import type { WorkerSlotStore } from './interfaces/worker-slot-store.ts';
 
 export type { AccountRecord, AccountStore } from './interfaces/account-store.ts';
 export type { AssetRecord, AssetStore, BlobRecord, CommitAssetResult, NewAsset } from './interfaces/asset-store.ts';
 export type { BlobStore, BlobWriter, ByteRange, SignedUrlOptions } from './interfaces/blob-store.ts';
+export type { EventBus } from './interfaces/event-bus.ts';
 export type { IdempotencyStore } from './interfaces/idempotency-store.ts';
 export type {
   AccountJobFilter,
@@ -31,12 +34,18 @@ export type {
 export { RunnerLockError, type StoreLifecycle } from './interfaces/lifecycle.ts';
 export type { SettingsStore } from './interfaces/settings-store.ts';
 export type { VideoTaskPatch, VideoTaskRecord, VideoTaskStore } from './interfaces/video-task-store.ts';
+export type { WorkerSlotClaim, WorkerSlotKey, WorkerSlotStore } from './interfaces/worker-slot-store.ts';
 
 /** Every metadata concern in one object: what `createService` is given. */
-export interface MetadataStore extends StoreLifecycle, SettingsStore, AccountStore, IdempotencyStore, AssetStore, JobStore, VideoTaskStore {}
+export interface MetadataStore extends StoreLifecycle, SettingsStore, AccountStore, IdempotencyStore, AssetStore, JobStore, VideoTaskStore {
+  /** Engine-server slots claimed across processes: what the worker engine's `slots` option takes. Optional for other backends. */
+  workerSlots?: WorkerSlotStore;
+}
 
-/** What `createService` takes: both halves, and who closes them. */
+/** What `createService` takes: both halves (and the bus, when instances share the storage), and who closes them. */
 export interface Storage {
   metadata: MetadataStore;
   blobs: BlobStore;
+  /** Live job events between the instances on this storage; absent where one process owns it (its hub then stays in process). */
+  events?: EventBus;
 }

@@ -12,12 +12,18 @@ import { createPostgresStorage } from '../storage/sql/postgres.ts';
 import type { NewJob } from '../storage/types.ts';
 import { usePostgres } from './helpers/postgres.ts';
 import { metadataStoreSuite } from './suites/metadata-store.ts';
+import { workerSlotStoreSuite } from './suites/worker-slot-store.ts';
 
 const server = usePostgres();
 
 metadataStoreSuite('postgres', async () => {
   const storage = await createPostgresStorage({ connectionString: await server.newDatabase(), blobs: createMemoryBlobStore() });
   return { store: storage.metadata, cleanup: () => storage.close() };
+});
+
+workerSlotStoreSuite('postgres', async () => {
+  const storage = await createPostgresStorage({ connectionString: await server.newDatabase(), blobs: createMemoryBlobStore() });
+  return { store: storage.metadata.workerSlots!, cleanup: () => storage.close() };
 });
 
 // The same suites with every store in a schema of its own, all in one

@@ -10,6 +10,7 @@ import { createMemoryBlobStore } from '../storage/memory/index.ts';
 import { migrations } from '../storage/sql/migrations.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 import { metadataStoreSuite } from './suites/metadata-store.ts';
+import { workerSlotStoreSuite } from './suites/worker-slot-store.ts';
 
 let dir: string;
 let n = 0;
@@ -21,6 +22,11 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 metadataStoreSuite('sqlite', async () => {
   const storage = await createSqliteStorage({ filename: join(dir, `db-${++n}.sqlite`), blobs: createMemoryBlobStore() });
   return { store: storage.metadata, cleanup: () => storage.close() };
+});
+
+workerSlotStoreSuite('sqlite', async () => {
+  const storage = await createSqliteStorage({ filename: join(dir, `db-${++n}.sqlite`), blobs: createMemoryBlobStore() });
+  return { store: storage.metadata.workerSlots!, cleanup: () => storage.close() };
 });
 
 describe('sqlite storage specifics', () => {

@@ -1,11 +1,15 @@
 // GET /api/v2/jobs/{id}/events: the job's live state as Server-Sent Events.
 // On connect: `status` (the whole Job), the latest `progress`, the latest
 // `preview` (of a finished job: its progress, then its status). Then live
-// events from this instance's hub, plus a once-a-second read of the row
-// that catches what the hub cannot carry: queue_position moving while
-// queued, and, for a job another instance runs, its saved progress and
-// committed outputs (previews exist only where the job runs). Ends after
-// the terminal `status`. Live push only: no ids, no replay.
+// events from this instance's hub (which, on a storage with an event bus,
+// also brings those of the instance running the job), plus a read of the
+// row that catches what the hub cannot carry: queue_position moving while
+// queued, once a second; and, for a job another instance runs, its saved
+// progress and committed outputs: once a second without a bus, and with
+// one only as a safety net and whenever the bus may have lost events.
+// The snapshot is taken once the hub hears the job, so nothing between the
+// two is lost. Ends after the terminal `status`. Live push only: no ids, no
+// replay.
 // A reader that falls behind skips progress and preview frames (each is a
 // snapshot, the next one or the terminal status re-syncs it) rather than
 // making the server hold them.
@@ -14,11 +18,14 @@ import { stringifyJson } from '../../lib/json.ts';
 import type { AccountRecord, JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { errorText } from '../log.ts';
+import type { HubListener } from './hub.ts';
 import { createSseStream, SSE_HEADERS } from './sse.ts';
 import { isTerminal, type JobStatus } from './state-machine.ts';
 import { findOwnJob, isRetained, jobView, outputView } from './view.ts';
 
 const ROW_POLL_MS = 1000;
+/** With a bus, a running job's events come live: the row is read this often only in case they stop. */
+const BUS_ROW_POLL_MS = 15_000;
 /** Bytes a stream may have unread before snapshot frames are skipped. */
 const BEHIND_BYTES = 256 * 1024;
 
@@ -27,12 +34,15 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
   const job = await findOwnJob(ctx, account, id);
   const release = ctx.jobs.streams.acquire(account.id);
   let unsubscribe = () => {};
-  let poll: ReturnType<typeof setInterval> | undefined;
+  let poll: ReturnType<typeof setTimeout> | undefined;
+  let live = false;
+  let goLive = () => {};
   const cleanup = () => {
     release();
     unsubscribe();
-    clearInterval(poll);
+    clearTimeout(poll);
     ctx.jobs.sessions.delete(finish);
+    goLive();
   };
   const sse = createSseStream({ signal: request.signal, keepaliveMs: ctx.config.sseKeepaliveMs, onCancel: cleanup });
   function finish() {
@@ -41,8 +51,11 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
   }
   ctx.jobs.sessions.add(finish);
 
-  // One queue of sends, so frames leave in the order their causes happened.
-  let chain: Promise<void> = Promise.resolve();
+  // One queue of sends, so frames leave in the order their causes happened;
+  // it starts once the hub hears the job.
+  let chain = new Promise<void>((resolve) => {
+    goLive = resolve;
+  });
   const enqueue = (work: () => Promise<void> | void) => {
     chain = chain
       .then(() => (sse.closed ? undefined : work()))
@@ -54,17 +67,20 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
 
   let last: { status: string; position: number | null } | null = null;
   let lastProgress: string | null = null;
+  let lastValue = -1;
   const sentOutputs = new Set<string>();
   const sendProgress = (progress: Record<string, unknown>) => {
     const json = stringifyJson(progress);
     if (json === lastProgress || sse.buffered > BEHIND_BYTES) return;
     lastProgress = json;
+    if (typeof progress.value === 'number') lastValue = Math.max(lastValue, progress.value);
     sse.send({ event: 'progress', text: json });
   };
   /** For a job this instance does not run: what the row shows that the hub did not bring. */
   async function remote(row: JobSummary) {
     if (ctx.jobs.runsHere(row.id) || (row.status !== 'running' && row.status !== 'canceling')) return;
-    if (row.progress) sendProgress(row.progress);
+    // The row's progress lags what the bus brought: only a newer one is news.
+    if (row.progress && (!ctx.events || (row.progress.value as number) > lastValue)) sendProgress(row.progress);
     for (const asset of await ctx.metadata.listJobAssets(row.account_id, row.id)) {
       if (sentOutputs.has(asset.id)) continue;
       sentOutputs.add(asset.id);
@@ -93,7 +109,12 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
     await remote(row);
   }
 
-  unsubscribe = ctx.jobs.hub.subscribe(job.id, (event) => {
+  enqueue(async () => {
+    await status(true);
+    const preview = ctx.jobs.hub.latestPreview(job.id);
+    if (preview && !sse.closed) sse.send({ event: 'preview', data: preview });
+  });
+  const listener: HubListener = (event) => {
     switch (event.type) {
       case 'status':
         return enqueue(() => status(false));
@@ -108,14 +129,22 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
           sse.send({ event: 'output', data: await outputView(ctx, request, event.asset) });
         });
     }
+  };
+  unsubscribe = ctx.jobs.hub.subscribe(job.id, listener, () => {
+    if (live) return enqueue(() => status(false));
+    live = true;
+    goLive();
   });
-  enqueue(async () => {
-    await status(true);
-    const preview = ctx.jobs.hub.latestPreview(job.id);
-    if (preview && !sse.closed) sse.send({ event: 'preview', data: preview });
-  });
-  poll = setInterval(() => enqueue(() => status(false)), ROW_POLL_MS);
-  (poll as { unref?: () => void }).unref?.();
+  const schedulePoll = () => {
+    // Queue positions move with no event of this job: a queued one (or one not read yet) is read as often as without a bus.
+    const ms = !ctx.events || !last || last.status === 'queued' ? ROW_POLL_MS : BUS_ROW_POLL_MS;
+    poll = setTimeout(() => {
+      enqueue(() => status(false));
+      schedulePoll();
+    }, ms);
+    (poll as { unref?: () => void }).unref?.();
+  };
+  schedulePoll();
 
   return new Response(sse.stream, { headers: SSE_HEADERS });
 }

@@ -1,7 +1,9 @@
-// In-process fan-out of a job's live events to the SSE streams (and later
-// the WebSocket peers) of this instance. The job row stays the source of
-// truth; the hub only carries what happens between two reads of it, plus the
-// latest preview, which no row holds (the contract keeps only the newest one).
+// In-process fan-out of a job's live events to the SSE streams and the
+// WebSocket peers of this instance. The job row stays the source of truth;
+// the hub only carries what happens between two reads of it, plus the latest
+// preview, which no row holds (the contract keeps only the newest one).
+// Where instances share a storage with an event bus, bus-hub.ts wraps this
+// hub so that the same events reach the other instances' listeners.
 import type { EngineEvent } from '../../engine/types.ts';
 import type { AssetRecord } from '../../storage/types.ts';
 
@@ -39,21 +41,31 @@ export type AccountEvent =
 
 export type AccountListener = (event: AccountEvent) => void;
 
+/**
+ * Given to subscribe: called once the subscription hears every later event
+ * (at once in process; once the bus listens, or after a bound if it cannot),
+ * and again after each gap in which events may have been lost (the bus
+ * reconnected): the subscriber then re-reads what it shows.
+ */
+export type OnLive = () => void;
+
 export interface JobHub {
   /** Listens to one job's events until the returned function is called. */
-  subscribe(jobId: string, listener: HubListener): () => void;
+  subscribe(jobId: string, listener: HubListener, onLive?: OnLive): () => void;
   publish(jobId: string, event: HubEvent): void;
   /** The most recent preview of a job running here, if any. */
   latestPreview(jobId: string): PreviewPayload | undefined;
   /** Drops what the hub keeps for a job that ended. */
   forget(jobId: string): void;
   /** Listens to everything about one account's jobs until the returned function is called. */
-  subscribeAccount(accountId: string, listener: AccountListener): () => void;
+  subscribeAccount(accountId: string, listener: AccountListener, onLive?: OnLive): () => void;
   publishAccount(accountId: string, event: AccountEvent): void;
   /** Whether anyone listens to the account's channel (to skip building events nobody reads). */
   hasAccountListeners(accountId: string): boolean;
   /** A job's status changed: tells its SSE streams (which re-read the row) and its account's channel. */
   announce(job: { id: string; account_id: string }, status: string, error?: Record<string, unknown> | null): void;
+  /** Resolves once what is on its way to other instances has been sent (at once in process). */
+  flush?(): Promise<void>;
 }
 
 export function createJobHub(onListenerError: (err: unknown) => void = () => {}): JobHub {
@@ -84,12 +96,20 @@ export function createJobHub(onListenerError: (err: unknown) => void = () => {})
   }
 
   return {
-    subscribe: (jobId, listener) => add(listeners, jobId, listener),
+    subscribe(jobId, listener, onLive) {
+      const off = add(listeners, jobId, listener);
+      onLive?.();
+      return off;
+    },
     publish(jobId, event) {
       if (event.type === 'preview') previews.set(jobId, event.preview);
       deliver(listeners.get(jobId), event);
     },
-    subscribeAccount: (accountId, listener) => add(accounts, accountId, listener),
+    subscribeAccount(accountId, listener, onLive) {
+      const off = add(accounts, accountId, listener);
+      onLive?.();
+      return off;
+    },
     publishAccount: (accountId, event) => deliver(accounts.get(accountId), event),
     hasAccountListeners: (accountId) => accounts.has(accountId),
     announce(job, status, error) {

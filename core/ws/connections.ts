@@ -4,7 +4,13 @@
 // of one user receive the same messages). Messages leave in the order of their
 // causes, a `status` recount included. A peer that stops reading is closed
 // once its unsent bytes pass the cap, instead of growing server memory.
+// A peer is greeted (and hears anything) only once the hub hears its account:
+// at once in process; on a storage with an event bus, once the bus listens.
+// After a gap in the bus, the channel re-reads what the lost events would
+// have said: the queue count, and the end of the runs it follows.
 import type { ServiceContext } from '../context.ts';
+import type { AccountEvent } from '../jobs/hub.ts';
+import { isTerminal, type JobStatus } from '../jobs/state-machine.ts';
 import { errorText } from '../log.ts';
 import type { WsPeer } from '../types.ts';
 import { jsonFrame, previewImageFrame, previewWithMetadataFrame } from './frames.ts';
@@ -26,6 +32,8 @@ interface PeerEntry {
   peer: WsPeer;
   accountId: string;
   previewMetadata: boolean;
+  /** Greeted and hearing the channel: a peer waits while its channel's subscription is not live yet. */
+  joined: boolean;
 }
 
 interface Channel {
@@ -33,6 +41,9 @@ interface Channel {
   peers: Map<string, PeerEntry>;
   translator: MessageTranslator;
   unsubscribe: () => void;
+  /** The hub hears the account (its first onLive came); `unblock` lets waiting tasks go (also when the channel closes first). */
+  live: boolean;
+  unblock: () => void;
   /** Work in order; a task may be async (a recount), and what follows waits for it. */
   tasks: Array<() => void | Promise<void>>;
   draining: boolean;
@@ -46,8 +57,12 @@ interface Channel {
 }
 
 export interface Connections {
-  /** Registers an opened peer of an account (subscribing the account's channel if it is the first). */
-  add(peer: WsPeer, accountId: string): void;
+  /**
+   * Registers an opened peer of an account (subscribing the account's
+   * channel if it is the first); `greeting` is its first frame, sent once
+   * the channel is live and before anything the channel carries.
+   */
+  add(peer: WsPeer, accountId: string, greeting?: string): void;
   /** Forgets a peer (unsubscribing the channel after the account's last one). */
   remove(peer: WsPeer): void;
   /** The peer's `supports_preview_metadata` flag. */
@@ -77,17 +92,18 @@ export function createConnections(ctx: ServiceContext, opts: { maxBufferedBytes?
     switch (message.kind) {
       case 'json': {
         const text = jsonFrame(message.type, message.data);
-        for (const entry of ch.peers.values()) send(entry, text);
+        for (const entry of ch.peers.values()) if (entry.joined) send(entry, text);
         return;
       }
       case 'binary':
-        for (const entry of ch.peers.values()) send(entry, message.frame);
+        for (const entry of ch.peers.values()) if (entry.joined) send(entry, message.frame);
         return;
       case 'preview': {
         // Each form encoded at most once, whatever the number of peers.
         let withMeta: Uint8Array | undefined;
         let plain: Uint8Array | undefined;
         for (const entry of ch.peers.values()) {
+          if (!entry.joined) continue;
           const frame = entry.previewMetadata
             ? (withMeta ??= previewWithMetadataFrame(message.meta, message.format, message.bytes))
             : (plain ??= previewImageFrame(message.format, message.bytes));
@@ -103,7 +119,18 @@ export function createConnections(ctx: ServiceContext, opts: { maxBufferedBytes?
   async function recount(ch: Channel): Promise<void> {
     const count = await queueRemaining(ctx, ch.accountId);
     const text = statusFrame(count);
-    for (const entry of ch.peers.values()) send(entry, text);
+    for (const entry of ch.peers.values()) if (entry.joined) send(entry, text);
+  }
+
+  /** After a gap: runs that ended meanwhile end here too (read from their rows), then the queue is counted again. */
+  async function resync(ch: Channel): Promise<void> {
+    for (const jobId of ch.translator.jobIds()) {
+      const row = await ctx.metadata.getJobById(jobId);
+      if (!row || !isTerminal(row.status as JobStatus)) continue;
+      const event = { type: 'lifecycle', job_id: jobId, status: row.status, error: row.error } as const;
+      for (const message of ch.translator.translate(event)) if (message.kind !== 'queue') broadcast(ch, message);
+    }
+    await recount(ch);
   }
 
   function schedule(ch: Channel, task: () => void | Promise<void>): void {
@@ -132,11 +159,16 @@ export function createConnections(ctx: ServiceContext, opts: { maxBufferedBytes?
       peers: new Map(),
       translator: createMessageTranslator(ctx.now),
       unsubscribe: () => {},
+      live: false,
+      unblock: () => {},
       tasks: [],
       draining: false,
       recount: () => recount(ch),
     };
-    ch.unsubscribe = ctx.jobs.hub.subscribeAccount(accountId, (event) => {
+    const untilLive = new Promise<void>((resolve) => {
+      ch.unblock = resolve;
+    });
+    const listener = (event: AccountEvent) => {
       for (const message of ch.translator.translate(event)) {
         if (message.kind === 'queue') {
           if (ch.tasks.at(-1) !== ch.recount) schedule(ch, ch.recount);
@@ -144,7 +176,14 @@ export function createConnections(ctx: ServiceContext, opts: { maxBufferedBytes?
           schedule(ch, () => broadcast(ch, message));
         }
       }
+    };
+    ch.unsubscribe = ctx.jobs.hub.subscribeAccount(accountId, listener, () => {
+      if (ch.live) return schedule(ch, () => resync(ch));
+      ch.live = true;
+      ch.unblock();
     });
+    // Not live yet (a bus): what comes for the channel, greetings included, waits for it.
+    if (!ch.live) schedule(ch, () => untilLive);
     channels.set(accountId, ch);
     return ch;
   }
@@ -158,15 +197,24 @@ export function createConnections(ctx: ServiceContext, opts: { maxBufferedBytes?
     ch.peers.delete(peer.id);
     if (ch.peers.size === 0) {
       ch.unsubscribe();
+      ch.unblock();
       channels.delete(entry.accountId);
     }
   }
 
   return {
-    add(peer, accountId) {
-      const entry: PeerEntry = { peer, accountId, previewMetadata: false };
+    add(peer, accountId, greeting) {
+      const entry: PeerEntry = { peer, accountId, previewMetadata: false, joined: false };
       peers.set(peer.id, entry);
-      (channels.get(accountId) ?? open(accountId)).peers.set(peer.id, entry);
+      const ch = channels.get(accountId) ?? open(accountId);
+      ch.peers.set(peer.id, entry);
+      const join = () => {
+        if (peers.get(peer.id) !== entry) return;
+        if (greeting !== undefined) send(entry, greeting);
+        entry.joined = true;
+      };
+      if (ch.live) join();
+      else schedule(ch, join);
     },
     remove,
     setPreviewMetadata(peer, on) {

@@ -73,8 +73,7 @@ export function createWebSocketHooks(ctx: ServiceContext, opts: WebSocketHookOpt
         ctx.logger.error('websocket peer opened without its upgrade context', { peer: peer.id });
         return peer.close(1011, 'internal error');
       }
-      peer.send(statusFrame(context.queue_remaining, context.sid));
-      connections.add(peer, context.account_id);
+      connections.add(peer, context.account_id, statusFrame(context.queue_remaining, context.sid));
     },
 
     message(peer, data) {

@@ -23,6 +23,8 @@ export interface MessageTranslator {
   translate(event: AccountEvent): Outgoing[];
   /** Jobs whose state is kept (those between their first event and their end). */
   readonly jobCount: number;
+  /** Their ids. */
+  jobIds(): string[];
 }
 
 /** Jobs followed at once per account; far above what any tier runs in parallel. */
@@ -166,5 +168,6 @@ export function createMessageTranslator(now: () => number): MessageTranslator {
     get jobCount() {
       return jobs.size;
     },
+    jobIds: () => [...jobs.keys()],
   };
 }

@@ -16,6 +16,12 @@
 // part. Files whose bytes differ (a node that is not deterministic) are new
 // outputs next to the earlier ones. So the job ends with each output once,
 // and what a user already fetched stays valid.
+//
+// Engines of several processes may share the workers (runners on one
+// database): with `slots`, each claims a worker's slot in that shared
+// registry before giving it a prompt (worker-slots.ts), and a job run again
+// after its first process died or stopped goes first to the worker holding
+// its prompt, to follow that prompt rather than start it over.
 
 import type { HttpDispatcher } from '../../lib/http-dispatcher.ts';
 import {
@@ -23,6 +29,7 @@ import {
   type EngineJob,
   EngineNotReadyError,
   type ExecutionContext,
+  JobAbort,
   type NodeDefinition,
   type OutputAsset,
   type Workflow,
@@ -33,6 +40,9 @@ import { runJob } from './run-job.ts';
 import { definitionsOf } from './validate.ts';
 import { DEFAULT_TIMEOUTS } from './worker-client.ts';
 import { WorkerLostError } from './worker-lost.ts';
+import { createSharedSlots, type WorkerSlotRegistry } from './worker-slots.ts';
+
+export type { WorkerSlotRegistry } from './worker-slots.ts';
 
 export interface ComfyEngineOptions {
   /** Base URLs of the workers, e.g. http://gpu-1:8188. */
@@ -66,6 +76,16 @@ export interface ComfyEngineOptions {
   definitionsWaitMs?: number;
   /** HTTP dispatcher (undici Agent) for worker calls; the global one by default. */
   dispatcher?: HttpDispatcher;
+  /**
+   * Slots claimed with the engines of other processes on the same workers
+   * (storage's `metadata.workerSlots`), so a worker never gets more than
+   * perWorker prompts from all of them; none: this engine's counts alone.
+   */
+  slots?: WorkerSlotRegistry;
+  /** How long a claimed slot lasts unless renewed (renewed every quarter of it; default 60 s). Keep it above the job lease. */
+  slotLeaseMs?: number;
+  /** How often a job waiting for a shared slot asks again (default 250 ms). */
+  slotRetryMs?: number;
   log?: (message: string, detail?: Record<string, unknown>) => void;
 }
 
@@ -76,9 +96,13 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
   }
   const clientId = crypto.randomUUID();
   const log = opts.log ?? (() => {});
+  const perWorker = opts.perWorker ?? 1;
+  const shared = opts.slots
+    ? createSharedSlots({ registry: opts.slots, owner: clientId, capacity: perWorker, leaseMs: opts.slotLeaseMs ?? 60_000, log })
+    : undefined;
   const pool = createPool({
     urls: opts.workers,
-    perWorker: opts.perWorker ?? 1,
+    perWorker,
     clientId,
     healthIntervalMs: opts.healthIntervalMs ?? 5000,
     healthTimeoutMs: opts.healthTimeoutMs ?? 3000,
@@ -90,6 +114,8 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
     backoffMaxMs: opts.backoffMaxMs ?? 30_000,
     definitionsRefreshMs: opts.definitionsRefreshMs ?? 60_000,
     dispatcher: opts.dispatcher,
+    shared,
+    slotRetryMs: opts.slotRetryMs,
     log,
   });
 
@@ -117,8 +143,10 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
     // What the job's runs committed so far: a re-run's file that is one of these is not committed twice.
     const committed = new Map<string, OutputAsset>();
     let avoid;
+    // Run before, maybe by another process: the worker holding its prompt, if one still does, is asked first.
+    const prefer = shared && (job.attempt ?? 1) > 1 ? await shared.holder(job.id) : null;
     for (let attempt = 0; ; attempt++) {
-      const slot = await pool.acquire(classes, ctx.signal, avoid);
+      const slot = await pool.acquire({ jobId: job.id, classTypes: classes, signal: ctx.signal, avoid, prefer: attempt === 0 ? prefer : null });
       const { worker } = slot;
       let canceled = false;
       try {
@@ -148,6 +176,8 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
       } finally {
         // A canceled prompt keeps its worker (no new job) until the worker has let it go.
         if (canceled) slot.releaseWhenGone(job.id);
+        // At a shutdown (or a lease lost to another runner) the prompt runs on: its next run takes over the shared slot.
+        else if (ctx.signal.reason instanceof JobAbort && ctx.signal.reason.kind === 'shutdown') slot.leave();
         else slot.release();
       }
     }
@@ -165,6 +195,7 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
     execute,
     async close() {
       pool.close();
+      shared?.close();
     },
   };
 }

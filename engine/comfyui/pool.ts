@@ -6,11 +6,17 @@
 // A worker still holding a prompt we canceled (or timed out) gets no job
 // until its /queue no longer lists it, which the health loop checks; only
 // then is that slot free again.
+//
+// With shared slots (worker-slots.ts: other processes use the same workers)
+// a job takes a worker only once the shared registry gives it a slot there
+// too (slot-acquire.ts).
 
 import type { HttpDispatcher } from '../../lib/http-dispatcher.ts';
 import type { EngineReadiness, NodeDefinition } from '../types.ts';
 import { type BinaryFrame, decodeBinaryFrame } from './binary-frames.ts';
+import { type AcquireDeps, acquireSlot, type SlotWorker } from './slot-acquire.ts';
 import { createWorkerClient, type WorkerClient, type WorkerTimeouts } from './worker-client.ts';
+import type { SharedSlots } from './worker-slots.ts';
 import { openWorkerSocket, type WorkerSocket } from './worker-socket.ts';
 
 export interface JobListener {
@@ -41,6 +47,19 @@ export interface Slot {
   release(): void;
   /** Frees the slot once the worker no longer lists this prompt (a canceled one it may still run); no job goes to the worker till then. */
   releaseWhenGone(promptId: string): void;
+  /** Frees the slot here but leaves the shared one to expire or to the job's re-run: the prompt goes on without us (shutdown). */
+  leave(): void;
+}
+
+export interface SlotRequest {
+  jobId: string;
+  /** The workflow's node classes: only a worker that has them all takes it. */
+  classTypes: string[];
+  signal: AbortSignal;
+  /** A worker the job just lost: another one if any is free. */
+  avoid?: PoolWorker;
+  /** The URL of the worker that holds the job's prompt (a re-run): that one first, and waited for until its health is known. */
+  prefer?: string | null;
 }
 
 export interface PoolOptions {
@@ -53,21 +72,24 @@ export interface PoolOptions {
   backoffMaxMs: number;
   definitionsRefreshMs: number;
   dispatcher?: HttpDispatcher;
+  /** Slots claimed with the engines of other processes; none: this pool's counts alone decide. */
+  shared?: SharedSlots;
+  /** With shared slots, how often a waiting job asks again (default 250 ms). */
+  slotRetryMs?: number;
   log(message: string, detail?: Record<string, unknown>): void;
 }
 
 export interface Pool {
   readonly workers: PoolWorker[];
   /** A slot on the least-loaded healthy worker that knows these classes; waits for one. */
-  acquire(classTypes: string[], signal: AbortSignal, avoid?: PoolWorker): Promise<Slot>;
+  acquire(request: SlotRequest): Promise<Slot>;
   readiness(): EngineReadiness;
   /** Resolves once some worker's definitions are known (or after timeoutMs). */
   whenDefinitions(timeoutMs: number): Promise<void>;
   close(): void;
 }
 
-type Member = PoolWorker & {
-  linger(promptId: string, release: () => void): void;
+type Member = SlotWorker & {
   stop(): void;
 };
 
@@ -100,6 +122,7 @@ export function createPool(opts: PoolOptions): Pool {
       client,
       healthy: false,
       everUp: false,
+      probed: false,
       running: 0,
       defs: null,
       socket: null,
@@ -210,6 +233,11 @@ export function createPool(opts: PoolOptions): Pool {
         schedule(Math.min(200 * 2 ** Math.min(failures - 1, 10), opts.backoffMaxMs));
       } finally {
         checking = false;
+        if (!worker.probed) {
+          worker.probed = true;
+          // A job waiting for this worker in particular (prefer) may go elsewhere now.
+          wake();
+        }
       }
     }
 
@@ -217,59 +245,22 @@ export function createPool(opts: PoolOptions): Pool {
     return Object.assign(worker, { stop: () => clearTimeout(timer) });
   }
 
-  const knows = (w: PoolWorker, classTypes: string[]) => !w.defs || classTypes.every((c) => Object.hasOwn(w.defs!, c));
-
-  function pick(classTypes: string[], avoid?: PoolWorker): Member | null {
-    // A job waits for a worker that has its classes (busy or down for now) rather than
-    // go to one that would refuse it; only when none has them may any worker try.
-    const knowing = workers.filter((w) => knows(w, classTypes));
-    const eligible = knowing.length > 0 ? knowing : workers;
-    const candidates = eligible.filter((w) => w.healthy && w.lingering.size === 0 && w.running < opts.perWorker);
-    const preferred = candidates.filter((w) => w !== avoid);
-    const list = preferred.length > 0 ? preferred : candidates;
-    let best: Member | null = null;
-    for (const w of list) if (!best || w.running < best.running) best = w;
-    return best;
-  }
+  const deps: AcquireDeps = {
+    workers,
+    perWorker: opts.perWorker,
+    shared: opts.shared,
+    retryMs: opts.slotRetryMs ?? 250,
+    isClosed: () => closed,
+    onWake: (f) => void waiters.push(f),
+    offWake: (f) => {
+      waiters = waiters.filter((w) => w !== f);
+    },
+    wake,
+  };
 
   return {
     workers,
-    acquire(classTypes, signal, avoid) {
-      return new Promise((resolve, reject) => {
-        const attempt = () => {
-          if (signal.aborted) return reject(signal.reason);
-          if (closed) return reject(new Error('the worker pool is closed'));
-          const w = pick(classTypes, avoid);
-          if (!w) {
-            waiters.push(attempt);
-            return;
-          }
-          signal.removeEventListener('abort', onAbort);
-          w.running++;
-          let released = false;
-          const release = () => {
-            if (released) return;
-            released = true;
-            w.running--;
-            wake();
-          };
-          resolve({
-            worker: w,
-            release,
-            releaseWhenGone(promptId) {
-              if (closed) release();
-              else w.linger(promptId, release);
-            },
-          });
-        };
-        const onAbort = () => {
-          waiters = waiters.filter((f) => f !== attempt);
-          reject(signal.reason);
-        };
-        signal.addEventListener('abort', onAbort, { once: true });
-        attempt();
-      });
-    },
+    acquire: (request) => acquireSlot(deps, request),
     readiness() {
       if (workers.some((w) => w.healthy && w.defs)) return { state: 'ready' };
       if (!workers.some((w) => w.everUp))

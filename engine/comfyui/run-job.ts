@@ -245,7 +245,8 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
     let res;
     try {
       // A worker that was only cut off still runs (or ran) the prompt: follow that run rather than start a second.
-      const known = opts.resume && ((await client.history(id)) !== null || Object.values(await client.queue()).some((ids) => ids.includes(id)));
+      // The queue first: a prompt's history is written before it leaves the queue, so one ending in between is not missed.
+      const known = opts.resume && (Object.values(await client.queue()).some((ids) => ids.includes(id)) || (await client.history(id)) !== null);
       res = known ? null : await client.submit(payload);
     } catch (err) {
       if (isWorkerFault(err)) throw lost(messageOf(err));

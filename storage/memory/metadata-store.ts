@@ -7,6 +7,7 @@ import { createMemoryIdempotencyStore } from './idempotency-store.ts';
 import { createMemoryJobStore } from './job-store.ts';
 import { createMemorySettingsStore } from './settings-store.ts';
 import { createMemoryVideoTaskStore } from './video-task-store.ts';
+import { createMemoryWorkerSlotStore } from './worker-slot-store.ts';
 
 export function createMemoryMetadataStore(): MetadataStore {
   // Shared with the job store, whose listings filter jobs by their outputs.
@@ -21,5 +22,6 @@ export function createMemoryMetadataStore(): MetadataStore {
     ...createMemoryAssetStore(assetTables),
     ...createMemoryJobStore(() => assetTables.assets.values()),
     ...createMemoryVideoTaskStore(),
+    workerSlots: createMemoryWorkerSlotStore(),
   };
 }

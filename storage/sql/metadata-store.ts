@@ -1,6 +1,6 @@
 // The MetadataStore over kysely: one store per concern (settings, accounts,
-// idempotency, assets, jobs, video tasks, lifecycle), composed over one
-// database. Dialect-neutral: every store uses only constructs SQLite and
+// idempotency, assets, jobs, video tasks, worker slots, lifecycle), composed
+// over one database. Dialect-neutral: every store uses only constructs SQLite and
 // PostgreSQL share (ON CONFLICT, RETURNING, NOT EXISTS, IN subqueries with
 // LIMIT), so the same code serves the embedded and the scale-out database.
 import type { Kysely } from 'kysely';
@@ -14,6 +14,7 @@ import type { DirectReader } from './query-template.ts';
 import type { Database } from './schema.ts';
 import { createSqlSettingsStore } from './settings-store.ts';
 import { createSqlVideoTaskStore } from './video-task-store.ts';
+import { createSqlWorkerSlotStore } from './worker-slot-store.ts';
 
 /**
  * `direct`: how the dialect runs a hot read without kysely's executor, if it
@@ -28,5 +29,6 @@ export function createSqlMetadataStore(db: Kysely<Database>, direct?: DirectRead
     ...createSqlAssetStore(db, direct),
     ...createSqlJobStore(db, { direct, rowLocks: opts.rowLocks }),
     ...createSqlVideoTaskStore(db),
+    workerSlots: createSqlWorkerSlotStore(db),
   };
 }

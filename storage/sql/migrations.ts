@@ -241,6 +241,46 @@ migrations['0008_job_leases'] = {
   },
 };
 
+migrations['0009_event_payloads'] = {
+  // Messages of the PostgreSQL event bus too large for a NOTIFY (8000
+  // bytes): a preview image, a long traceback. The NOTIFY names the row;
+  // rows live a few seconds (pg-event-bus.ts removes them). SQLite, which
+  // has no bus, leaves the table empty.
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable('event_payloads')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('payload', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('event_payloads_created_at_idx').on('event_payloads').column('created_at').execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropTable('event_payloads').execute();
+  },
+};
+
+migrations['0010_worker_slots'] = {
+  // Slots on the engine servers that processes sharing the database claim
+  // before they give a server a prompt (worker-slot-store.ts). Rows live
+  // while a prompt runs; a process that dies leaves rows that expire.
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable('worker_slots')
+      .addColumn('worker', 'text', (c) => c.notNull())
+      .addColumn('job_id', 'text', (c) => c.notNull())
+      .addColumn('owner', 'text', (c) => c.notNull())
+      .addColumn('expires_at', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('worker_slots_pk', ['worker', 'job_id'])
+      .execute();
+    // A re-run asks which worker holds its job (holder).
+    await db.schema.createIndex('worker_slots_job_id_idx').on('worker_slots').column('job_id').execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropTable('worker_slots').execute();
+  },
+};
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /**

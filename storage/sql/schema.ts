@@ -123,7 +123,24 @@ export interface CountersTable {
   value: Int8;
 }
 
+/** A bus message too large for a NOTIFY, fetched by id by the instances it was sent to. */
+export interface EventPayloadsTable {
+  id: string;
+  payload: string;
+  created_at: Int8;
+}
+
+/** A worker slot a process holds while its prompt runs there (worker-slot-store.ts). */
+export interface WorkerSlotsTable {
+  worker: string;
+  job_id: string;
+  owner: string;
+  expires_at: Int8;
+}
+
 export interface Database {
+  event_payloads: EventPayloadsTable;
+  worker_slots: WorkerSlotsTable;
   blocked_blobs: BlockedBlobsTable;
   jobs: JobsTable;
   counters: CountersTable;

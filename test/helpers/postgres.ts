@@ -2,7 +2,8 @@
 // binaries come from npm, so a fresh machine and CI need nothing else). One
 // server per file, on a free port, its data in a temporary directory; every
 // storage the tests open gets a database of its own, so suites never see
-// each other's rows. Stopped and removed after the file's tests.
+// each other's rows. Stopped and removed after the file's tests
+// (startPostgres: the same server outside a test file, for benchmarks).
 //
 // PostgreSQL refuses to run as root, and the tests (CI too) run as root:
 // then the server runs as the system user `postgres`, created when the
@@ -126,28 +127,48 @@ async function start(): Promise<Running> {
   }
 }
 
-/** Starts the file's server before its tests and stops it (removing its files) after them. */
-export function usePostgres(): TestPostgres {
-  let running: Running | undefined;
+export interface StartedPostgres extends TestPostgres {
+  /** Stops the server and removes its files. */
+  stop(): Promise<void>;
+}
+
+/** A server of its own, outside any test file's hooks (benchmarks). */
+export async function startPostgres(): Promise<StartedPostgres> {
+  let running: Running | undefined = await start();
   let n = 0;
-  beforeAll(async () => {
-    running = await start();
-  }, START_TIMEOUT_MS);
-  afterAll(async () => {
-    if (!running) return;
-    const { server, admin, dir } = running;
-    running = undefined;
-    await admin.end().catch(() => {});
-    await server.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
   return {
     async newDatabase() {
-      if (!running) throw new Error('usePostgres: the server is not running (call newDatabase from a test or a hook after beforeAll)');
+      if (!running) throw new Error('startPostgres: the server is stopped');
       const name = `t${++n}`;
       // FILE_COPY: with fsync off, copying the template's files beats writing them through the WAL.
       await running.admin.query(`CREATE DATABASE ${name} STRATEGY = FILE_COPY`);
       return `postgres://${USER}:${PASSWORD}@127.0.0.1:${running.port}/${name}`;
+    },
+    async stop() {
+      if (!running) return;
+      const { server, admin, dir } = running;
+      running = undefined;
+      await admin.end().catch(() => {});
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Starts the file's server before its tests and stops it (removing its files) after them. */
+export function usePostgres(): TestPostgres {
+  let started: StartedPostgres | undefined;
+  beforeAll(async () => {
+    started = await startPostgres();
+  }, START_TIMEOUT_MS);
+  afterAll(async () => {
+    await started?.stop();
+    started = undefined;
+  });
+  return {
+    async newDatabase() {
+      if (!started) throw new Error('usePostgres: the server is not running (call newDatabase from a test or a hook after beforeAll)');
+      return started.newDatabase();
     },
   };
 }
