@@ -22,6 +22,7 @@ describe('cli options', () => {
       allowPrivateUrls: false,
       workers: [],
       threads: undefined,
+      jobLeaseSeconds: undefined,
       musicUpstream: undefined,
       videoUpstream: undefined,
     });
@@ -148,6 +149,23 @@ describe('cli options', () => {
     it.each([['0'], ['-1'], ['1.5'], ['many'], ['257']])('rejects --threads %j, naming where it came from', (value) => {
       expect(() => parseCliArgs(['serve', `--threads=${value}`])).toThrow(/--threads must be a whole number from 1 to 256/);
       expect(() => parseCliArgs(['serve'], { GRAPHRUN_THREADS: value })).toThrow(/GRAPHRUN_THREADS must be a whole number/);
+    });
+  });
+
+  describe('--job-lease-seconds / GRAPHRUN_JOB_LEASE_SECONDS', () => {
+    it('takes whole seconds from the flag or the variable, the flag over the variable; unset by default', () => {
+      expect(serveOptions(['serve']).jobLeaseSeconds).toBeUndefined();
+      expect(serveOptions(['serve', '--job-lease-seconds', '5']).jobLeaseSeconds).toBe(5);
+      expect(serveOptions(['serve'], { GRAPHRUN_JOB_LEASE_SECONDS: '60' }).jobLeaseSeconds).toBe(60);
+      expect(serveOptions(['serve', '--job-lease-seconds=7'], { GRAPHRUN_JOB_LEASE_SECONDS: '60' }).jobLeaseSeconds).toBe(7);
+      expect(parseCliArgs(['runner', '--job-lease-seconds', '4'])).toMatchObject({ command: 'runner', options: { jobLeaseSeconds: 4 } });
+    });
+
+    it.each([['2'], ['3601'], ['1.5'], ['soon']])('rejects %j, naming where it came from', (value) => {
+      expect(() => parseCliArgs(['serve', `--job-lease-seconds=${value}`])).toThrow(
+        /--job-lease-seconds must be a whole number of seconds from 3 to 3600/,
+      );
+      expect(() => parseCliArgs(['runner'], { GRAPHRUN_JOB_LEASE_SECONDS: value })).toThrow(/GRAPHRUN_JOB_LEASE_SECONDS must be/);
     });
   });
 

@@ -17,6 +17,8 @@ export interface RunnerCliOptions extends StorageCliOptions {
   workers: string[];
   /** Worker threads of the built-in engine; undefined: one per core. */
   threads: number | undefined;
+  /** Seconds a runner's lease on a job lasts unless renewed (jobLeaseSeconds); undefined: the service's default. */
+  jobLeaseSeconds: number | undefined;
   /** Vendor endpoints the generation routes (and partner nodes) forward to instead of generating locally. */
   musicUpstream: Upstream | undefined;
   videoUpstream: Upstream | undefined;
@@ -75,6 +77,13 @@ function parseThreads(raw: string, from: string): number {
   return n;
 }
 
+/** A lease: whole seconds from 3 to 3600. */
+function parseLeaseSeconds(raw: string, from: string): number {
+  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 3 && n <= 3600)) throw new CliUsageError(`${from} must be a whole number of seconds from 3 to 3600, got "${raw}".`);
+  return n;
+}
+
 /** Worker base URLs. */
 function parseWorkers(raw: string[], from: string): string[] {
   return raw.map((value) => parseBaseUrl(value, from, 'http://host:8188'));
@@ -121,6 +130,7 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
         'allow-private-urls': { type: 'boolean' },
         worker: { type: 'string', multiple: true },
         threads: { type: 'string' },
+        'job-lease-seconds': { type: 'string' },
         'music-upstream': { type: 'string' },
         'video-upstream': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -140,6 +150,7 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
   // An empty variable counts as unset: `GRAPHRUN_PORT= graphrun serve` is a common way to clear one.
   const fromEnv = (name: string) => env[name] || undefined;
   const threads = values.threads ?? fromEnv('GRAPHRUN_THREADS');
+  const lease = values['job-lease-seconds'] ?? fromEnv('GRAPHRUN_JOB_LEASE_SECONDS');
   const workers = values.worker
     ? parseWorkers(values.worker, '--worker')
     : parseWorkers(
@@ -154,6 +165,10 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
     allowPrivateUrls: values['allow-private-urls'] === true || parseSwitch(env.GRAPHRUN_ALLOW_PRIVATE_URLS, 'GRAPHRUN_ALLOW_PRIVATE_URLS'),
     workers,
     threads: threads === undefined ? undefined : parseThreads(threads, values.threads !== undefined ? '--threads' : 'GRAPHRUN_THREADS'),
+    jobLeaseSeconds:
+      lease === undefined
+        ? undefined
+        : parseLeaseSeconds(lease, values['job-lease-seconds'] !== undefined ? '--job-lease-seconds' : 'GRAPHRUN_JOB_LEASE_SECONDS'),
     musicUpstream: parseUpstream(values['music-upstream'], env, 'music'),
     videoUpstream: parseUpstream(values['video-upstream'], env, 'video'),
   };

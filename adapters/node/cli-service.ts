@@ -13,11 +13,13 @@ import { resolveHostWithDns } from './resolve-host.ts';
 
 const say = (message: string) => process.stderr.write(`graphrun: ${message}\n`);
 
-function engineFor({ workers }: RunnerCliOptions, storage: CliStorage): Engine | undefined {
+function engineFor({ workers, jobLeaseSeconds }: RunnerCliOptions, storage: CliStorage): Engine | undefined {
   if (workers.length > 0) {
     const log = (message: string, detail?: Record<string, unknown>) => say(`${message} ${detail ? JSON.stringify(detail) : ''}`);
-    // Other runners on this storage may use the same workers: their slots are claimed in it.
-    return createComfyEngine({ workers, log, slots: storage.metadata.workerSlots });
+    // Other runners on this storage may use the same workers: their slots are claimed in it, and a dead
+    // runner's slot outlives its job leases, so the job's re-run still finds the worker holding its prompt.
+    const slotLeaseMs = Math.max(60_000, 2 * (jobLeaseSeconds ?? 0) * 1000);
+    return createComfyEngine({ workers, log, slots: storage.metadata.workerSlots, slotLeaseMs });
   }
   // The built-in engine runs the jobs, under the service's outbound policy (below).
   return undefined;
@@ -28,7 +30,7 @@ export async function createCliService(
   options: RunnerCliOptions,
   http: { token?: string; runJobs: boolean } = { runJobs: true },
 ): Promise<Service> {
-  const { allowPrivateUrls, workers, threads, musicUpstream, videoUpstream } = options;
+  const { allowPrivateUrls, workers, threads, jobLeaseSeconds, musicUpstream, videoUpstream } = options;
   // With workers, as many jobs run at once as the pool has slots (one per worker), also for the
   // CLI's one account (open or --token: the store's 'default' tier, otherwise limited to one job).
   const pool = workers.length > 0 ? { maxConcurrentJobs: workers.length, tierLimits: { default: workers.length } } : {};
@@ -44,6 +46,7 @@ export async function createCliService(
     runJobs: http.runJobs,
     engine: engineFor(options, storage),
     localEngine,
+    jobLeaseSeconds,
     allowPrivateUrls,
     resolveHost: resolveHostWithDns,
     ...pool,

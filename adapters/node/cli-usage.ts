@@ -40,6 +40,10 @@ Engine and generation (both commands):
                     process; repeat for a pool (env GRAPHRUN_WORKERS, comma-separated)
   --threads <n>     Worker threads the built-in engine computes on, one job each
                     (env GRAPHRUN_THREADS, default one per core)
+  --job-lease-seconds <n>
+                    How long a runner holds a job without renewing it (every second while
+                    it runs); a job whose runner died returns to the queue once that has
+                    passed (env GRAPHRUN_JOB_LEASE_SECONDS, 3 to 3600, default 30)
   --music-upstream <url>
                     Forward /proxy/musicgen to this vendor base (env GRAPHRUN_MUSIC_UPSTREAM_URL)
                     with the token in GRAPHRUN_MUSIC_UPSTREAM_TOKEN; default: local synthesis
