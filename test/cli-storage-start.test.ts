@@ -4,10 +4,10 @@
 // (a refused database, a missing bucket, an S3 endpoint nobody listens on)
 // ending the start with exit 1 and a message naming it, without its password.
 import { readdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCommands } from './helpers/cli.ts';
 import { INPUT_PNG, uploadPng } from './helpers/cli-jobs.ts';
+import { freePort } from './helpers/free-port.ts';
 import { usePostgres } from './helpers/postgres.ts';
 import { S3RVER_CREDENTIALS, type S3rverFixture, startS3rver } from './helpers/s3rver.ts';
 
@@ -27,15 +27,6 @@ const awsEnv = (endpoint = s3.endpoint): Record<string, string> => ({
   AWS_REGION: 'us-east-1',
   AWS_ENDPOINT_URL_S3: endpoint,
 });
-
-/** A port of 127.0.0.1 nothing listens on (one the system just handed out and took back). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Reads the bytes back through the signed `url` the upload answered with. */
 async function roundTrip(base: string): Promise<void> {
@@ -62,7 +53,7 @@ describe('graphrun storage combinations', () => {
 
 describe('graphrun with storage it cannot reach', () => {
   it('exits 1 naming the database, without its password, when PostgreSQL refuses the connection', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const cli = await graphrun('runner', ['--database', `postgres://graphrun:hunter2@127.0.0.1:${port}/graphrun`]);
     expect(await cli.exited).toBe(1);
     const { stderr } = cli.output();
@@ -83,7 +74,7 @@ describe('graphrun with storage it cannot reach', () => {
   });
 
   it('exits 1 naming the endpoint when nothing answers there', async () => {
-    const endpoint = `http://127.0.0.1:${await closedPort()}`;
+    const endpoint = `http://127.0.0.1:${await freePort()}`;
     const cli = await graphrun('runner', ['--blobs', `s3://${s3.bucket}/p`], awsEnv(endpoint));
     expect(await cli.exited).toBe(1);
     expect(cli.output().stderr).toMatch(

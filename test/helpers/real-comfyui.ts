@@ -7,8 +7,8 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './free-port.ts';
 
 const SCRIPT = fileURLToPath(new URL('../../scripts/real-comfyui.sh', import.meta.url));
 /** A bound, not a wait: the first start installs python3-torch and friends. */
@@ -24,14 +24,6 @@ export interface RealComfyUI {
   restart(): Promise<void>;
   /** Kills it and removes its files. */
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Runs the start script; resolves to the server's PID once it answers. */

@@ -3,19 +3,11 @@
 // leases a live runner takes back. Run from job-store.ts.
 import { expect, it } from 'vitest';
 import type { JobClaim, JobStore, NewJob } from '../../storage/types.ts';
-import { T0 } from './store-fixtures.ts';
+import { newJob, T0 } from './store-fixtures.ts';
 
 const LEASE = 30_000;
 
-const job = (id: string, over: Partial<NewJob> = {}): NewJob => ({
-  id,
-  account_id: 'acc1',
-  status: 'queued',
-  workflow: { '1': { class_type: 'LoadImage', inputs: { image: 'cat.png' } } },
-  created_at: T0,
-  expires_at: T0 + 86_400_000,
-  ...over,
-});
+const job = newJob;
 
 const claim = (over: Partial<JobClaim> = {}): JobClaim => ({ account_id: 'acc1', limit: 1, owner: 'runner-a', now: T0, lease_ms: LEASE, ...over });
 

@@ -7,20 +7,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NewJob } from '../../storage/types.ts';
 import { jobLeaseCases } from './job-store-leases.ts';
 import { type JobStoreWithOutputs, jobListingCases } from './job-store-listing.ts';
-import { type MakeStore, T0 } from './store-fixtures.ts';
+import { type MakeStore, newJob, T0 } from './store-fixtures.ts';
 
-const DAY = 86_400_000;
 const TERMINAL = ['succeeded', 'failed', 'canceled', 'expired'];
 
-const job = (id: string, over: Partial<NewJob> = {}): NewJob => ({
-  id,
-  account_id: 'acc1',
-  status: 'queued',
-  workflow: { '1': { class_type: 'LoadImage', inputs: { image: 'cat.png' } } },
-  created_at: T0,
-  expires_at: T0 + DAY,
-  ...over,
-});
+const job = newJob;
 
 export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
   describe('JobStore', () => {

@@ -1,6 +1,6 @@
 // What the metadata store conformance suites share: how a backend hands them
 // a fresh store, and the records their cases build.
-import type { NewAsset, VideoTaskRecord } from '../../storage/types.ts';
+import type { NewAsset, NewJob, VideoTaskRecord } from '../../storage/types.ts';
 
 /** A fresh, empty store for one test, and how to let go of it afterwards. */
 export interface StoreFixture<S> {
@@ -12,6 +12,17 @@ export interface StoreFixture<S> {
 export type MakeStore<S> = () => Promise<StoreFixture<S>>;
 
 export const T0 = 1_700_000_000_000;
+
+/** A queued job of account acc1, kept a day, with `over` applied. */
+export const newJob = (id: string, over: Partial<NewJob> = {}): NewJob => ({
+  id,
+  account_id: 'acc1',
+  status: 'queued',
+  workflow: { '1': { class_type: 'LoadImage', inputs: { image: 'cat.png' } } },
+  created_at: T0,
+  expires_at: T0 + 86_400_000,
+  ...over,
+});
 
 /** An asset row of account acc1 over `blobKey`, with `over` applied. */
 export const newAsset = (id: string, blobKey: string, over: Partial<NewAsset> = {}): NewAsset => ({
