@@ -100,7 +100,7 @@ describe.each(MODES)('cloud history (%s)', (mode) => {
     expect(never).toEqual({ status_str: 'error', completed: false, messages: [] });
   });
 
-  it('GET /api/history: finished jobs only, newest first, max_items and offset; bad values 400', async () => {
+  it('GET /api/history: finished jobs only, newest first, max_items (at most 1000) and offset; bad values 400', async () => {
     await start();
     const done = [];
     for (let i = 1; i <= 3; i++) done.push((await finish(sumWorkflow('n', i))).prompt_id);
@@ -112,7 +112,10 @@ describe.each(MODES)('cloud history (%s)', (mode) => {
     expect(Object.keys((await getJson(alice, '/history?max_items=2')).body)).toEqual([done[2], done[1]]);
     expect(Object.keys((await getJson(alice, '/api/history?max_items=2&offset=2')).body)).toEqual([done[0]]);
     expect((await getJson(alice, '/api/history?offset=3')).body).toEqual({});
-    for (const bad of ['max_items=0', 'max_items=1001', 'max_items=two', 'offset=-1', 'offset=0.5']) {
+    // Any larger number is a page of the most, 1000, as clients ask for "everything" with a big one.
+    for (const big of ['max_items=1001', `max_items=${2 ** 53 + 2}`])
+      expect(Object.keys((await getJson(alice, `/history?${big}`)).body)).toEqual([...done].reverse());
+    for (const bad of ['max_items=0', 'max_items=two', 'offset=-1', 'offset=0.5']) {
       const r = await getJson(alice, `/api/history?${bad}`);
       expectCloudError(r, 400, 'invalid_request');
       expect(r.body.message).toContain(bad.split('=')[0]);

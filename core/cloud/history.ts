@@ -6,7 +6,8 @@
 // yet, an unknown id or another account's job give `{}`, as the reference
 // answers for an id it has no history of; so does a job the caller took out
 // of its history (POST /history, history-manage.ts). `max_items` defaults to
-// 100 and is at most 1000 (the reference's default is everything it keeps).
+// 100; a larger number than 1000 gets 1000 (the reference takes any number,
+// and its default is everything it keeps).
 // Each entry carries its workflow, which may weigh megabytes: the jobs are
 // listed without them, and the body is written as the workflows are read, a
 // few at a time (core/jobs/workflows.ts).
@@ -50,7 +51,8 @@ async function answer(ctx: ServiceContext, jobs: JobSummary[]): Promise<Response
 export async function getHistory(request: Request, ctx: ServiceContext): Promise<Response> {
   const account = await cloudAccount(request, ctx);
   const url = new URL(request.url);
-  const limit = intParam(url, 'max_items', { min: 1, max: 1000, fallback: 100 });
+  // A page is at most 1000 entries; more asked for (clients ask a large number meaning "all") gets 1000.
+  const limit = intParam(url, 'max_items', { min: 1, max: 1000, fallback: 100, clampMax: true });
   const offset = intParam(url, 'offset', { min: 0, max: Number.MAX_SAFE_INTEGER, fallback: 0 });
   const jobs = await ctx.metadata.listAccountJobs(account.id, {
     statuses: FINISHED_STATUSES,
