@@ -7,12 +7,12 @@ import type { Engine } from '../engine/types.ts';
 import { createHasher, type HasherFactory } from '../lib/blake3.ts';
 import type { Providers } from '../providers/types.ts';
 import type { BlobStore, EventBus, MetadataStore } from '../storage/types.ts';
+import { type BlobLocks, createBlobLocks } from './assets/blob-locks.ts';
 import { type Authenticator, createAuthenticator } from './auth.ts';
 import { type BackgroundTasks, createBackgroundTasks } from './background.ts';
 import { resolveConfig, type ServiceConfig } from './config.ts';
 import type { CreditsProvider } from './jobs/credits.ts';
 import { createJobSystem, type JobSystem } from './jobs/system.ts';
-import { KeyedMutex } from './keyed-mutex.ts';
 import { consoleLogger } from './log.ts';
 import { createGenerationLimiter, type GenerationLimiter } from './proxy/music/limiter.ts';
 import { createVideoTaskSystem, type VideoTaskSystem } from './proxy/video/tasks.ts';
@@ -36,8 +36,8 @@ export interface ServiceBase {
   providers: Providers;
   auth: Authenticator;
   signer: UrlSigner;
-  /** Per-blob-key lock shared by commits and collection. */
-  blobLocks: KeyedMutex;
+  /** Per-blob-key lock shared by commits and collection: across the processes on the storage when it can. */
+  blobLocks: BlobLocks;
   logger: Logger;
   now: () => number;
   scanner: Scanner | undefined;
@@ -75,7 +75,7 @@ export async function buildContext(options: CoreServiceOptions): Promise<Service
     providers: options.providers,
     auth: await createAuthenticator(metadata, { token: options.token, accounts: options.accounts, now }),
     signer: await createUrlSigner(secret),
-    blobLocks: new KeyedMutex(),
+    blobLocks: createBlobLocks(metadata.blobLocks),
     logger,
     now,
     scanner: options.scanner,

@@ -1,6 +1,7 @@
 // Serialises async work per key within one process. Blob commits and blob
 // collection for the same content key take the same lock, so collection can
-// never delete bytes that an upload is attaching a new asset to.
+// never delete bytes that an upload is attaching a new asset to (across
+// processes, assets/blob-locks.ts adds the storage's lock behind it).
 export class KeyedMutex {
   private readonly tails = new Map<string, Promise<unknown>>();
 

@@ -4,6 +4,7 @@
 // written and tested a piece at a time; the core imports only these types.
 import type { AccountStore } from './interfaces/account-store.ts';
 import type { AssetStore } from './interfaces/asset-store.ts';
+import type { BlobLockStore } from './interfaces/blob-lock-store.ts';
 import type { BlobStore } from './interfaces/blob-store.ts';
 import type { EventBus } from './interfaces/event-bus.ts';
 import type { IdempotencyStore } from './interfaces/idempotency-store.ts';
@@ -15,6 +16,7 @@ import type { WorkerSlotStore } from './interfaces/worker-slot-store.ts';
 
 export type { AccountRecord, AccountStore } from './interfaces/account-store.ts';
 export type { AssetRecord, AssetStore, BlobRecord, CommitAssetResult, NewAsset } from './interfaces/asset-store.ts';
+export type { BlobLockStore } from './interfaces/blob-lock-store.ts';
 export type { BlobStore, BlobWriter, ByteRange, SignedUrlOptions } from './interfaces/blob-store.ts';
 export type { EventBus } from './interfaces/event-bus.ts';
 export type { IdempotencyStore } from './interfaces/idempotency-store.ts';
@@ -30,6 +32,8 @@ export type {
   JobSummary,
   JobWorkflow,
   NewJob,
+  QueueBounds,
+  QueueRefusal,
 } from './interfaces/job-store.ts';
 export { RunnerLockError, type StoreLifecycle } from './interfaces/lifecycle.ts';
 export type { SettingsStore } from './interfaces/settings-store.ts';
@@ -40,6 +44,8 @@ export type { WorkerSlotClaim, WorkerSlotKey, WorkerSlotStore } from './interfac
 export interface MetadataStore extends StoreLifecycle, SettingsStore, AccountStore, IdempotencyStore, AssetStore, JobStore, VideoTaskStore {
   /** Engine-server slots claimed across processes: what the worker engine's `slots` option takes. Optional for other backends. */
   workerSlots?: WorkerSlotStore;
+  /** Blob keys locked across the processes sharing the storage; absent where one process uses it (its own mutex is enough). */
+  blobLocks?: BlobLockStore;
 }
 
 /** What `createService` takes: both halves (and the bus, when instances share the storage), and who closes them. */

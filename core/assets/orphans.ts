@@ -1,9 +1,10 @@
 // Blob files without a blob row: a crash between the link that publishes an
 // upload's bytes and the row that records them leaves the bytes behind, and
 // nothing would ever collect them. Found by listing the blob store against
-// the rows, and removed once older than a grace period (an upload on another
-// instance may be between its link and its row right now; on this one the
-// blob lock orders them).
+// the rows, and removed once older than a grace period (an upload may be
+// between its link and its row right now: the blob lock orders them on this
+// instance, and on every instance where the storage locks blob keys across
+// processes; the grace covers storages that do not).
 import type { ServiceBase } from '../context.ts';
 
 const BATCH = 500;
@@ -19,7 +20,7 @@ export async function removeOrphanBlobs(ctx: Pick<ServiceBase, 'blobs' | 'metada
     const known = new Set(await ctx.metadata.knownBlobKeys(batch));
     for (const key of batch) {
       if (known.has(key)) continue;
-      // Checked again under the key's lock: a commit on this instance may have recorded it since.
+      // Checked again under the key's lock: a commit may have recorded it since.
       const gone = await ctx.blobLocks.run(key, async () => {
         if ((await ctx.metadata.knownBlobKeys([key])).length > 0) return false;
         await ctx.blobs.delete(key);

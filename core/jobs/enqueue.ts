@@ -1,5 +1,6 @@
 // Admission of a checked workflow: the scheduler's verdict (credits, queue
-// depth) and the durable `queued` row under the request's Idempotency-Key.
+// depth) and the durable `queued` row under the request's Idempotency-Key,
+// whose insert has the last word on queue depth.
 // The checks before it are the submission use case's (submit-workflow.ts).
 import type { AccountRecord, JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
@@ -32,7 +33,8 @@ export async function enqueueJob(
     const now = ctx.now();
     let job;
     try {
-      job = await ctx.metadata.createJob({
+      // The insert counts the queue again as one step for every instance: the bound admit checked holds.
+      job = await ctx.jobs.scheduler.enqueue({
         id,
         account_id: account.id,
         status: 'queued',
@@ -48,7 +50,7 @@ export async function enqueueJob(
     }
     commitment.committed();
     ctx.jobs.hub.announce(job, 'queued');
-    if (ctx.config.runJobs) ctx.jobs.scheduler.kick();
+    ctx.jobs.queued();
     return { job, ahead };
   });
 }

@@ -23,15 +23,18 @@
 // holds its slot here until `run` settles).
 //
 // The "served" order lives in this instance only; another runner keeps its
-// own, so turns are taken per runner. Queue depth in `admit` is a count then
-// an insert elsewhere, so concurrent submissions may overshoot the bound by
-// their number.
+// own, so turns are taken per runner.
+//
+// Queue depth: `admit` counts early, before the request's body is read, and
+// refuses cheaply; `enqueue` is the authority, its insert counting again in
+// the same step for every instance (JobStore.createJob's bounds), so
+// submissions racing on several instances never overshoot the bounds.
 
-import type { AccountStore, JobStore, JobSummary } from '../../storage/types.ts';
-import { ApiError } from '../errors.ts';
+import type { AccountStore, JobStore, JobSummary, NewJob, QueueBounds } from '../../storage/types.ts';
 import { errorText, silentLogger } from '../log.ts';
 import type { Logger } from '../types.ts';
 import { type CreditsProvider, checkCredits } from './credits.ts';
+import { queueFullError } from './queue-full.ts';
 import { createTierLimits, FALLBACK_TIER } from './tiers.ts';
 
 const QUEUED = 'queued';
@@ -89,6 +92,11 @@ export interface Scheduler {
    * jobs queued at that moment (what a job queued next will have ahead of it).
    */
   admit(accountId: string): Promise<number>;
+  /**
+   * Stores the job if the queue's bounds still allow it, counted as one
+   * step with the insert; throws 429 `queue_full` as `admit` does otherwise.
+   */
+  enqueue(job: NewJob): Promise<JobSummary>;
   /** Asks for a pass soon; kicks before that pass begins share it. */
   kick(): void;
   /** One pass now (after any pass under way); resolves to the number of jobs started. */
@@ -121,6 +129,10 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
   const limits = createTierLimits(opts.tierLimits, opts.defaultTier ?? FALLBACK_TIER);
   const fallbackTier = opts.defaultTier ?? FALLBACK_TIER;
   const tierOf = opts.tierOf ?? (store.upsertAccount ? async (id: string) => (await store.upsertAccount!({ id })).tier : () => fallbackTier);
+  const bounds: QueueBounds = {
+    maxQueued: maxQueueDepth,
+    ...(Number.isFinite(maxQueuedPerAccount) && { maxQueuedPerAccount }),
+  };
   // Bounded by maxQueueDepth: no more accounts can have queued jobs than there are queued jobs.
   const accountScan = Math.max(maxQueueDepth, 1_000);
 
@@ -239,18 +251,17 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
       ]);
       if (queued >= maxQueueDepth) {
         logger.warn('queue full', { account_id: accountId, queued });
-        throw new ApiError('queue_full', 'The job queue is full. Retry later.', undefined, { 'Retry-After': retryAfter });
+        throw queueFullError({ refused: 'queue', queued, limit: maxQueueDepth }, retryAfter);
       }
       // One account cannot fill the queue for everyone: past its own bound it waits for its jobs to start.
-      if (own >= maxQueuedPerAccount) {
-        throw new ApiError(
-          'queue_full',
-          `This account already has ${own} queued jobs, the most it may have; retry once some have started.`,
-          { queued: own, limit: maxQueuedPerAccount },
-          { 'Retry-After': retryAfter },
-        );
-      }
+      if (own >= maxQueuedPerAccount) throw queueFullError({ refused: 'account', queued: own, limit: maxQueuedPerAccount }, retryAfter);
       return queued;
+    },
+    async enqueue(job) {
+      const created = await store.createJob(job, bounds);
+      if (!('refused' in created)) return created;
+      if (created.refused === 'queue') logger.warn('queue full', { account_id: job.account_id, queued: created.queued });
+      throw queueFullError(created, retryAfter);
     },
     kick,
     pass,

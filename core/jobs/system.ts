@@ -10,6 +10,9 @@ import { createJobRunner } from './runner.ts';
 import { createScheduler, type Scheduler } from './scheduler.ts';
 import { createStreamLimiter, type StreamLimiter } from './stream-limits.ts';
 
+/** The bus channel on which instances say a job was queued: its runners then look for work. */
+const QUEUE_CHANNEL = 'queue';
+
 export interface JobSystem {
   scheduler: Scheduler;
   hub: JobHub;
@@ -22,6 +25,12 @@ export interface JobSystem {
   runsHere(jobId: string): boolean;
   /** Aborts the job if it runs on this instance; false when it does not. */
   abortLocal(jobId: string): boolean;
+  /**
+   * A job was queued: this instance's scheduler looks now if it runs jobs,
+   * and, through the storage's event bus, so do the runners elsewhere
+   * (without a bus they find it at their next poll).
+   */
+  queued(): void;
   /** Recovers jobs a crash left running, then starts scheduling. */
   start(): Promise<void>;
   /** Stops starting jobs; jobs running here are aborted and queued again. */
@@ -56,6 +65,7 @@ export function createJobSystem(ctx: ServiceBase): JobSystem {
   // The owner of the leases this instance takes: one per process start.
   const owner = crypto.randomUUID();
   let reaper: ReturnType<typeof setInterval> | undefined;
+  let stopHearingQueue: (() => void) | undefined;
   // Tiers come from the configuration, which only changes with a restart.
   const tiers = new Map<string, string>();
   const scheduler = createScheduler({
@@ -96,8 +106,20 @@ export function createJobSystem(ctx: ServiceBase): JobSystem {
       if (!controller.signal.aborted) controller.abort(new JobAbort('cancel'));
       return true;
     },
+    queued() {
+      if (runsJobs) scheduler.kick();
+      ctx.events
+        ?.publish(QUEUE_CHANNEL, '')
+        .catch((err: unknown) => ctx.logger.warn('could not tell the runners of a queued job', { error: String(err) }));
+    },
     async start() {
       if (!runsJobs) return;
+      // A job queued on another instance: look now rather than at the next poll (and again after a gap in hearing).
+      stopHearingQueue = ctx.events?.subscribe(
+        QUEUE_CHANNEL,
+        () => scheduler.kick(),
+        () => scheduler.kick(),
+      );
       if (ctx.metadata.claimRunner) {
         // The storage's only runner: every job left running is a crash's leftover (claimed first, so
         // that a second runner cannot take the first one's running jobs for leftovers).
@@ -118,6 +140,7 @@ export function createJobSystem(ctx: ServiceBase): JobSystem {
     },
     async close() {
       if (reaper !== undefined) clearInterval(reaper);
+      stopHearingQueue?.();
       await scheduler.close();
       for (const end of [...sessions]) end();
       for (const controller of active.values()) if (!controller.signal.aborted) controller.abort(new JobAbort('shutdown'));

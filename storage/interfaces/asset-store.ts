@@ -48,7 +48,8 @@ export interface CommitAssetResult {
 export interface AssetStore {
   /**
    * In one transaction: inserts the blob row if absent, then the asset over it.
-   * Callers serialise calls for the same blob key (see core/keyed-mutex).
+   * Callers serialise calls for the same blob key (core/assets/blob-locks.ts;
+   * across processes with BlobLockStore, where the storage has one).
    */
   commitAsset(blob: Omit<BlobRecord, 'created_at'>, asset: NewAsset): Promise<CommitAssetResult>;
   /**

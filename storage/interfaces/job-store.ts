@@ -114,6 +114,21 @@ export type NewJob = Omit<
   metadata?: Record<string, unknown> | null;
 };
 
+/** Bounds on queued jobs that createJob checks before it inserts. */
+export interface QueueBounds {
+  /** Queued jobs of all accounts. */
+  maxQueued?: number;
+  /** Queued jobs of the new job's account. */
+  maxQueuedPerAccount?: number;
+}
+
+/** createJob's answer when a bound is reached: which one, how many are queued, and the bound. */
+export interface QueueRefusal {
+  refused: 'queue' | 'account';
+  queued: number;
+  limit: number;
+}
+
 export interface JobPatch {
   started_at?: number | null;
   completed_at?: number | null;
@@ -166,6 +181,12 @@ export interface AccountJobQuery extends AccountJobFilter {
 export interface JobStore {
   /** Inserts a job (status as given, normally `queued`) and returns its row, with its `seq`, without the workflow. */
   createJob(job: NewJob): Promise<JobSummary>;
+  /**
+   * The same under queue bounds, counted in the insert's own step so that they
+   * hold across every instance sharing the store: a refusal instead of the
+   * row when the queue (or the account's share of it) is full.
+   */
+  createJob(job: NewJob, bounds: QueueBounds): Promise<JobSummary | QueueRefusal>;
   /** The account's job, or null (another account's job is null too). */
   getJob(accountId: string, id: string): Promise<JobSummary | null>;
   /** Any account's job, for the scheduler. */

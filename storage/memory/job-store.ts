@@ -7,7 +7,7 @@
 // listJobWorkflows: like the SQL store's rows, every other read leaves them out.
 
 import { parseJson, stringifyJson } from '../../lib/json.ts';
-import type { JobStore, JobSummary } from '../types.ts';
+import type { JobStore, JobSummary, NewJob, QueueBounds, QueueRefusal } from '../types.ts';
 import { createMemoryJobListing, type OutputRow } from './job-listing.ts';
 
 const EXPIRED = 'expired';
@@ -37,33 +37,52 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
   };
 
   const select = (pred: (j: JobSummary) => boolean) => [...jobs.values()].filter(pred).sort(bySeq);
+  const queuedOf = (accountId?: string) => {
+    let n = 0;
+    for (const j of jobs.values()) if (j.status === 'queued' && (accountId === undefined || j.account_id === accountId)) n++;
+    return n;
+  };
+
+  // The bounds are counted with no await before the insert: on one event loop that is one step.
+  function createJob(job: NewJob): Promise<JobSummary>;
+  function createJob(job: NewJob, bounds: QueueBounds): Promise<JobSummary | QueueRefusal>;
+  async function createJob(job: NewJob, bounds: QueueBounds = {}): Promise<JobSummary | QueueRefusal> {
+    if (jobs.has(job.id)) throw new Error(`job ${job.id} already exists`);
+    const { maxQueued, maxQueuedPerAccount } = bounds;
+    if (maxQueued !== undefined) {
+      const queued = queuedOf();
+      if (queued >= maxQueued) return { refused: 'queue', queued, limit: maxQueued };
+    }
+    if (maxQueuedPerAccount !== undefined) {
+      const queued = queuedOf(job.account_id);
+      if (queued >= maxQueuedPerAccount) return { refused: 'account', queued, limit: maxQueuedPerAccount };
+    }
+    const { workflow, priority = 0, metadata = null, ...fields } = job;
+    const record: JobSummary = {
+      ...structuredClone(fields),
+      seq: ++lastSeq,
+      started_at: null,
+      completed_at: null,
+      progress: null,
+      error: null,
+      attempts: 0,
+      priority,
+      metadata: structuredClone(metadata),
+      outputs_reused: false,
+      history_hidden_at: null,
+      cached_nodes: null,
+      temp_asset_ids: [],
+      lease: null,
+    };
+    workflows.set(job.id, stringifyJson(workflow));
+    jobs.set(job.id, record);
+    return copy(record);
+  }
 
   return {
     ...createMemoryJobListing(jobs, assets),
 
-    async createJob(job) {
-      if (jobs.has(job.id)) throw new Error(`job ${job.id} already exists`);
-      const { workflow, priority = 0, metadata = null, ...fields } = job;
-      const record: JobSummary = {
-        ...structuredClone(fields),
-        seq: ++lastSeq,
-        started_at: null,
-        completed_at: null,
-        progress: null,
-        error: null,
-        attempts: 0,
-        priority,
-        metadata: structuredClone(metadata),
-        outputs_reused: false,
-        history_hidden_at: null,
-        cached_nodes: null,
-        temp_asset_ids: [],
-        lease: null,
-      };
-      workflows.set(job.id, stringifyJson(workflow));
-      jobs.set(job.id, record);
-      return copy(record);
-    },
+    createJob,
     async getJob(accountId, id) {
       const job = jobs.get(id);
       return job && job.account_id === accountId ? copy(job) : null;

@@ -2,26 +2,16 @@
 // change is one conditional UPDATE (`... WHERE status = from`) whose row count
 // says who won, so instances sharing a database never both move a job.
 //
-// `seq` comes from a `counters` row bumped with INSERT ... ON CONFLICT DO
-// UPDATE ... RETURNING in the job insert's transaction. Why not the others:
-// - `max(seq)+1` races on PostgreSQL (two transactions read the same max);
-// - autoincrement is spelled differently per dialect, and SQLite's only
-//   works on an INTEGER PRIMARY KEY (ours is the text id);
-// - a PostgreSQL sequence hands out numbers outside the transaction, so a
-//   lower seq can commit after a higher one, and a FIFO reader that has seen
-//   seq N could later discover N-1.
-// The counter row stays locked until the insert commits, so seqs are unique
-// and become visible in increasing order; the price, one serialised row per
-// submission, is small next to running a workflow.
+// The insert, with its `seq` and the queue bounds, is job-create.ts.
 import { type Kysely, type SelectQueryBuilder, sql, type Updateable } from 'kysely';
 import { parseJson, stringifyJson } from '../../lib/json.ts';
-import type { JobStore, JobSummary } from '../types.ts';
+import type { JobStore } from '../types.ts';
+import { createSqlJobInsert } from './job-create.ts';
 import { createSqlJobListing } from './job-listing.ts';
 import { type DirectReader, queryTemplate } from './query-template.ts';
 import { idsToText, JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
 import { type Database, type JobsTable, toNumber } from './schema.ts';
 
-const JOB_SEQ = 'job_seq';
 /** The `counters` row that one account's claims take in turn (see claimJob). */
 const claimCounter = (accountId: string) => `claim:${accountId}`;
 /** Statuses that hold one of the account's parallel slots, and that a lease covers. */
@@ -61,38 +51,7 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
   return {
     ...createSqlJobListing(db),
 
-    async createJob(job) {
-      const created = await db.transaction().execute(async (tx) => {
-        const { value } = await tx
-          .insertInto('counters')
-          .values({ name: JOB_SEQ, value: 1 })
-          .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ value: eb('counters.value', '+', 1) })))
-          .returning('value')
-          .executeTakeFirstOrThrow();
-        const { workflow, priority = 0, metadata = null, ...fields } = job;
-        // What a run records is left to its columns' default (null: none yet).
-        const record: Omit<JobSummary, 'cached_nodes' | 'temp_asset_ids' | 'lease'> = {
-          ...fields,
-          seq: toNumber(value),
-          started_at: null,
-          completed_at: null,
-          progress: null,
-          error: null,
-          attempts: 0,
-          priority,
-          metadata,
-          outputs_reused: false,
-          history_hidden_at: null,
-        };
-        await tx
-          .insertInto('jobs')
-          .values({ ...record, workflow: stringifyJson(workflow), progress: null, error: null, metadata: json(metadata), outputs_reused: 0 })
-          .execute();
-        // The caller's object must not alias what was stored, as a read would not.
-        return { ...record, metadata: metadata === null ? null : structuredClone(metadata) };
-      });
-      return { ...created, cached_nodes: null, temp_asset_ids: [], lease: null };
-    },
+    createJob: createSqlJobInsert(db),
     async getJob(accountId, id) {
       const [row] = await ownJob(id, accountId);
       return row ? toJobSummary(row) : null;

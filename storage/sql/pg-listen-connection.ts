@@ -47,6 +47,15 @@ interface Session {
   client: PgListenClientLike;
   lost: boolean;
   probe?: ReturnType<typeof setInterval>;
+  /** The session's queries, one after another: pg deprecates a query sent while another runs (an error in pg 9). */
+  queue: Promise<unknown>;
+}
+
+/** Runs `sql` on the session once its earlier queries have answered. */
+function run(s: Session, sql: string): Promise<unknown> {
+  const result = s.queue.then(() => s.client.query(sql));
+  s.queue = result.catch(() => undefined);
+  return result;
 }
 
 export function createListenConnection(opts: ListenConnectionOptions): ListenConnection {
@@ -94,7 +103,7 @@ export function createListenConnection(opts: ListenConnectionOptions): ListenCon
     try {
       const client = await opts.connect();
       sessions++;
-      const opened: Session = (s = { client, lost: false });
+      const opened: Session = (s = { client, lost: false, queue: Promise.resolve() });
       client.on('notification', (m) => {
         if (session === opened) opts.onNotification(m.channel, m.payload ?? '');
       });
@@ -105,7 +114,7 @@ export function createListenConnection(opts: ListenConnectionOptions): ListenCon
       connecting = false;
       const batch = [...wanted];
       // One round trip; the name shows the session in pg_stat_activity.
-      await client.query(["SET application_name = 'graphrun events'", ...batch.map(([name]) => `LISTEN ${quoteIdent(name)}`)].join('; '));
+      await run(opened, ["SET application_name = 'graphrun events'", ...batch.map(([name]) => `LISTEN ${quoteIdent(name)}`)].join('; '));
       if (session !== opened) return;
       failures = 0;
       opened.probe = setInterval(() => probe(opened), probeIntervalMs);
@@ -126,7 +135,7 @@ export function createListenConnection(opts: ListenConnectionOptions): ListenCon
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`the LISTEN connection did not answer within ${probeTimeoutMs} ms`)), probeTimeoutMs);
     });
-    Promise.race([s.client.query('select 1'), timeout])
+    Promise.race([run(s, 'select 1'), timeout])
       .catch((err: unknown) => lose(s, err))
       .finally(() => clearTimeout(timer));
   }
@@ -134,7 +143,7 @@ export function createListenConnection(opts: ListenConnectionOptions): ListenCon
   function command(name: string, token: object | null) {
     const s = session;
     if (!s) return void open();
-    s.client.query(`${token ? 'LISTEN' : 'UNLISTEN'} ${quoteIdent(name)}`).then(
+    run(s, `${token ? 'LISTEN' : 'UNLISTEN'} ${quoteIdent(name)}`).then(
       () => {
         if (token && session === s && wanted.get(name) === token) opts.onListening([name]);
       },

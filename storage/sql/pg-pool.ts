@@ -14,15 +14,21 @@ export interface PgPoolClientLike extends PostgresPoolClient {
 /** What kysely's PostgresDialect calls (`connect`, `end`), with clients as above. */
 export interface PgPoolLike extends PostgresPool {
   connect(): Promise<PgPoolClientLike>;
+  /** pg's settings, read for `max` (how many connections the pool opens at most) where known. */
+  readonly options?: { readonly max?: number };
 }
 
-/** A pg Pool over `connectionString`; `pg` is loaded only here. */
-export async function openPgPool(connectionString: string): Promise<PgPoolLike> {
+/** A pg Pool over `connectionString`, of at most `max` connections (default pg's, 10); `pg` is loaded only here. */
+export async function openPgPool(connectionString: string, max?: number): Promise<PgPoolLike> {
   const { default: pg } = await import('pg');
-  const pool = new pg.Pool({ connectionString });
+  const pool = new pg.Pool({ connectionString, ...(max !== undefined && { max }) });
   // An idle connection the server drops emits 'error' on the pool, which
   // unheard would end the process; pg has already discarded that connection,
   // and the next query opens a new one.
   pool.on('error', () => {});
+  // So does a connection a query holds when the server ends it (a restart, a
+  // failover): the query's promise rejects with the error, and the client's
+  // own 'error' event, unheard, would end the process too.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }

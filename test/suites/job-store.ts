@@ -1,10 +1,12 @@
 // JobStore conformance: seqs, compare-and-set status changes, progress,
-// the scheduler's queue reads and retention. The account listings are in
-// job-store-listing.ts, run from here. Concurrency cases fire calls together
+// the scheduler's queue reads and retention. The account listings
+// (job-store-listing.ts), leases (job-store-leases.ts) and queue bounds
+// (job-store-bounds.ts) run from here. Concurrency cases fire calls together
 // through one store; every implementation must still let exactly one
 // compare-and-set win.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NewJob } from '../../storage/types.ts';
+import { jobBoundCases } from './job-store-bounds.ts';
 import { jobLeaseCases } from './job-store-leases.ts';
 import { type JobStoreWithOutputs, jobListingCases } from './job-store-listing.ts';
 import { type MakeStore, newJob, T0 } from './store-fixtures.ts';
@@ -429,5 +431,6 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
 
     jobListingCases(() => store);
     jobLeaseCases(() => store);
+    jobBoundCases(() => store);
   });
 }

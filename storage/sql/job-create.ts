@@ -1,0 +1,92 @@
+// JobStore.createJob over kysely: the job insert, its `seq`, and the queue
+// bounds checked in the same transaction.
+//
+// `seq` comes from a `counters` row bumped with INSERT ... ON CONFLICT DO
+// UPDATE ... RETURNING in the job insert's transaction. Why not the others:
+// - `max(seq)+1` races on PostgreSQL (two transactions read the same max);
+// - autoincrement is spelled differently per dialect, and SQLite's only
+//   works on an INTEGER PRIMARY KEY (ours is the text id);
+// - a PostgreSQL sequence hands out numbers outside the transaction, so a
+//   lower seq can commit after a higher one, and a FIFO reader that has seen
+//   seq N could later discover N-1.
+// The counter row stays locked until the insert commits, so seqs are unique
+// and become visible in increasing order; the price, one serialised row per
+// submission, is small next to running a workflow.
+//
+// The same turn makes the queue bounds exact across instances: every insert
+// counts the queued jobs after it has taken the row (PostgreSQL's READ
+// COMMITTED reads each statement anew, so the count sees every insert that
+// held the row before), and inserts only under the bounds.
+import type { Kysely } from 'kysely';
+import { stringifyJson } from '../../lib/json.ts';
+import type { JobSummary, NewJob, QueueBounds, QueueRefusal } from '../types.ts';
+import { type Database, toNumber } from './schema.ts';
+
+const JOB_SEQ = 'job_seq';
+
+const json = (v: Record<string, unknown> | null) => (v === null ? null : stringifyJson(v));
+
+/** What the insert writes; what a run records is left to its columns' default (null: none yet). */
+type Inserted = Omit<JobSummary, 'cached_nodes' | 'temp_asset_ids' | 'lease'>;
+
+type CreateJob = {
+  (job: NewJob): Promise<JobSummary>;
+  (job: NewJob, bounds: QueueBounds): Promise<JobSummary | QueueRefusal>;
+};
+
+export function createSqlJobInsert(db: Kysely<Database>): CreateJob {
+  function createJob(job: NewJob): Promise<JobSummary>;
+  function createJob(job: NewJob, bounds: QueueBounds): Promise<JobSummary | QueueRefusal>;
+  async function createJob(job: NewJob, bounds: QueueBounds = {}): Promise<JobSummary | QueueRefusal> {
+    const created = await db.transaction().execute(async (tx): Promise<Inserted | QueueRefusal> => {
+      const { value } = await tx
+        .insertInto('counters')
+        .values({ name: JOB_SEQ, value: 1 })
+        .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ value: eb('counters.value', '+', 1) })))
+        .returning('value')
+        .executeTakeFirstOrThrow();
+      const queued = async (accountId?: string) => {
+        let query = tx
+          .selectFrom('jobs')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('status', '=', 'queued');
+        if (accountId !== undefined) query = query.where('account_id', '=', accountId);
+        return toNumber((await query.executeTakeFirstOrThrow()).n);
+      };
+      const { maxQueued, maxQueuedPerAccount } = bounds;
+      // A refusal leaves the transaction by returning, not throwing: the counter's bump is
+      // committed with it, a gap in seq that nothing reads as a missing job.
+      if (maxQueued !== undefined) {
+        const n = await queued();
+        if (n >= maxQueued) return { refused: 'queue', queued: n, limit: maxQueued };
+      }
+      if (maxQueuedPerAccount !== undefined) {
+        const n = await queued(job.account_id);
+        if (n >= maxQueuedPerAccount) return { refused: 'account', queued: n, limit: maxQueuedPerAccount };
+      }
+      const { workflow, priority = 0, metadata = null, ...fields } = job;
+      const record: Inserted = {
+        ...fields,
+        seq: toNumber(value),
+        started_at: null,
+        completed_at: null,
+        progress: null,
+        error: null,
+        attempts: 0,
+        priority,
+        metadata,
+        outputs_reused: false,
+        history_hidden_at: null,
+      };
+      await tx
+        .insertInto('jobs')
+        .values({ ...record, workflow: stringifyJson(workflow), progress: null, error: null, metadata: json(metadata), outputs_reused: 0 })
+        .execute();
+      // The caller's object must not alias what was stored, as a read would not.
+      return { ...record, metadata: metadata === null ? null : structuredClone(metadata) };
+    });
+    if ('refused' in created) return created;
+    return { ...created, cached_nodes: null, temp_asset_ids: [], lease: null };
+  }
+  return createJob;
+}
