@@ -158,7 +158,7 @@ function print(results: CaseResult[]): void {
     console.log(`  (busy windows under 2 s in ${short.map((r) => r.name).join('; ')}: raise BENCH_SCALE_JOBS for steadier jobs/s)`);
   console.log(
     `queue -> start: p50 ${ms(quantile(pg1.latency.queueMs, 0.5))} with 1 runner, ${ms(quantile(pg2.latency.queueMs, 0.5))} with 2 (SQLite ${ms(quantile(sqlite.latency.queueMs, 0.5))}):` +
-      ' a job queued on another instance waits for a runner to look (its poll every second, or when it ends a job), whatever the database',
+      ' on PostgreSQL the API instance announces each queued job on the event bus and a runner looks at once; on SQLite (no bus) a runner finds it at its poll, every second, or when it ends a job',
   );
   const event = (r: CaseResult, q: number) => quantile(r.latency.eventMs, q);
   console.log(

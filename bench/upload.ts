@@ -11,6 +11,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { createBLAKE3 } from 'hash-wasm';
 import { request } from 'undici';
+import { startS3rver } from '../test/helpers/s3rver.ts';
 import type { ParentMessage, ServerMessage } from './upload-server.ts';
 
 const MB = 1024 * 1024;
@@ -69,10 +70,14 @@ async function upload(url: string, bytes: Uint8Array): Promise<{ status: number;
 
 function startServer(
   dir: string,
-  storage: 'sqlite+fs' | 'memory' = 'sqlite+fs',
+  storage: 'sqlite+fs' | 'memory' | 's3' = 'sqlite+fs',
+  s3: string[] = [],
 ): { child: ChildProcess; ask(message: ParentMessage): Promise<ServerMessage>; ready: Promise<ServerMessage> } {
   const script = fileURLToPath(new URL('./upload-server.ts', import.meta.url));
-  const child = fork(script, [dir, storage], { execArgv: ['--import', import.meta.resolve('tsx')], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(script, [dir, storage, ...s3], {
+    execArgv: ['--import', import.meta.resolve('tsx')],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const next = () =>
     new Promise<ServerMessage>((resolve, reject) => {
       child.once('message', (m) => resolve(m as ServerMessage));
@@ -93,6 +98,32 @@ async function diagnosticWithoutDisk(bytes: Uint8Array): Promise<number> {
   } finally {
     await other.ask({ type: 'stop' }).catch(() => {});
     other.child.kill();
+  }
+}
+
+/** The same upload into a server whose blobs go to an S3 bucket (s3rver in a process of its own): MB/s and the server's RSS growth. */
+async function uploadToS3(bytes: Uint8Array, dir: string): Promise<{ mbps: number; growth: number; hashOk: boolean; expected: string }> {
+  const s3 = await startS3rver('graphrun-bench-upload');
+  const other = startServer(dir, 's3', [s3.endpoint, s3.bucket]);
+  try {
+    const ready = await other.ready;
+    if (ready.type !== 'ready') throw new Error('unexpected first message from the server');
+    await upload(ready.url, bytes.subarray(0, 4 * MB));
+    await other.ask({ type: 'reset' });
+    const result = await upload(ready.url, bytes);
+    const stats = await other.ask({ type: 'stats' });
+    if (stats.type !== 'stats') throw new Error('unexpected stats reply');
+    const raw = await rawBlake3(bytes);
+    return {
+      mbps: SIZE / MB / result.seconds,
+      growth: (stats.peak - stats.before) / MB,
+      hashOk: result.hash === `blake3:${raw.hex}`,
+      expected: raw.hex,
+    };
+  } finally {
+    await other.ask({ type: 'stop' }).catch(() => {});
+    other.child.kill();
+    await s3.close();
   }
 }
 
@@ -130,6 +161,11 @@ try {
   row('server RSS before', `${(stats.before / MB).toFixed(1)} MB`);
   row('server RSS peak', `${(stats.peak / MB).toFixed(1)} MB`);
   row('server RSS growth', `${growth.toFixed(1)} MB`, '< 64 MB', verdict(growth < 64));
+  // The S3 blob store holds at most one part filling and one in flight (8 MiB each by default).
+  const s3 = await uploadToS3(bytes, await mkdtemp(join(tmpdir(), 'graphrun-bench-s3-')));
+  console.log(`\nthe same upload with the blobs in an S3 bucket (s3rver; hash ${s3.hashOk ? 'matches' : 'MISMATCH'})`);
+  row('upload, S3 blobs', `${s3.mbps.toFixed(1)} MB/s`, `(${((s3.mbps / uploadMbps) * 100).toFixed(0)} % of the fs store's)`);
+  row('server RSS growth', `${s3.growth.toFixed(1)} MB`, '< 64 MB', verdict(s3.growth < 64));
 } catch (err) {
   console.error(`bench failed: ${err instanceof Error ? err.message : String(err)}`);
 } finally {
