@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCommands } from './helpers/cli.ts';
 import { getJob, INVERTED_RGBA, jobWhenDone, outputPixels, submitInvert, uploadPng } from './helpers/cli-jobs.ts';
 import { usePostgres } from './helpers/postgres.ts';
-import { S3RVER_CREDENTIALS, type S3rverFixture, startS3rver } from './helpers/s3rver.ts';
+import { awsEnvOf, type S3rverFixture, startS3rver } from './helpers/s3rver.ts';
 
 /** What an operator's own environment must not bring in: the test says where storage is. */
 const UNSET = [
@@ -34,13 +34,7 @@ beforeAll(async () => {
 });
 afterAll(() => s3?.close());
 
-/** The AWS variables pointing at s3rver, as an operator would set them for MinIO or the like. */
-const awsEnv = (): Record<string, string> => ({
-  AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-  AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
-  AWS_REGION: 'us-east-1',
-  AWS_ENDPOINT_URL_S3: s3.endpoint,
-});
+const awsEnv = () => awsEnvOf(s3.endpoint);
 
 describe('graphrun on PostgreSQL and S3', () => {
   it('serve --database --blobs s3://: uploads and a job run in process land in the database and the bucket', async () => {

@@ -9,7 +9,7 @@ import { cliCommands } from './helpers/cli.ts';
 import { INPUT_PNG, uploadPng } from './helpers/cli-jobs.ts';
 import { freePort } from './helpers/free-port.ts';
 import { usePostgres } from './helpers/postgres.ts';
-import { S3RVER_CREDENTIALS, type S3rverFixture, startS3rver } from './helpers/s3rver.ts';
+import { awsEnvOf, type S3rverFixture, startS3rver } from './helpers/s3rver.ts';
 
 const UNSET = ['GRAPHRUN_DATA', 'GRAPHRUN_DATABASE_URL', 'GRAPHRUN_BLOBS_URL', 'GRAPHRUN_RUN_JOBS', 'GRAPHRUN_TOKEN', 'AWS_ENDPOINT_URL'];
 const graphrun = cliCommands('graphrun-cli-storage-', UNSET);
@@ -21,12 +21,7 @@ beforeAll(async () => {
 });
 afterAll(() => s3?.close());
 
-const awsEnv = (endpoint = s3.endpoint): Record<string, string> => ({
-  AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-  AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
-  AWS_REGION: 'us-east-1',
-  AWS_ENDPOINT_URL_S3: endpoint,
-});
+const awsEnv = (endpoint = s3.endpoint) => awsEnvOf(endpoint);
 
 /** Reads the bytes back through the signed `url` the upload answered with. */
 async function roundTrip(base: string): Promise<void> {

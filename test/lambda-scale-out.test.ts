@@ -13,7 +13,7 @@ import { type Harness, uploadForm } from './helpers/harness.ts';
 import { assetRef, jobNow, submitOk, waitForJob } from './helpers/jobs.ts';
 import { type BufferedHandler, lambdaHarness } from './helpers/lambda-events.ts';
 import { usePostgres } from './helpers/postgres.ts';
-import { S3RVER_CREDENTIALS, type S3rverFixture, startS3rver } from './helpers/s3rver.ts';
+import { awsEnvOf, type S3rverFixture, startS3rver } from './helpers/s3rver.ts';
 
 const WORKER = fileURLToPath(new URL('../examples/lambda-worker.ts', import.meta.url));
 const postgres = usePostgres();
@@ -28,10 +28,7 @@ beforeAll(async () => {
   env = {
     GRAPHRUN_DATABASE_URL: await postgres.newDatabase(),
     GRAPHRUN_BLOBS_URL: `s3://${s3.bucket}/lambda`,
-    AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
-    AWS_REGION: 'us-east-1',
-    AWS_ENDPOINT_URL_S3: s3.endpoint,
+    ...awsEnvOf(s3.endpoint),
   };
   Object.assign(process.env, env);
   delete process.env.GRAPHRUN_TOKEN;

@@ -13,7 +13,7 @@ import { getJob, jobWhenDone, uploadPng } from './helpers/cli-jobs.ts';
 import { makePng } from './helpers/cloud-files.ts';
 import { assetRef, until } from './helpers/jobs.ts';
 import { usePostgres } from './helpers/postgres.ts';
-import { S3RVER_CREDENTIALS, type S3rverFixture, startS3rver } from './helpers/s3rver.ts';
+import { awsEnvOf, type S3rverFixture, startS3rver } from './helpers/s3rver.ts';
 import { SseReader } from './helpers/sse-client.ts';
 
 const UNSET = ['GRAPHRUN_DATA', 'GRAPHRUN_DATABASE_URL', 'GRAPHRUN_BLOBS_URL', 'GRAPHRUN_RUN_JOBS', 'GRAPHRUN_TOKEN', 'GRAPHRUN_WORKERS'];
@@ -48,12 +48,7 @@ async function submit(base: string, assetId: string): Promise<string> {
 describe('two API instances and two runners on PostgreSQL and S3', () => {
   it('every job succeeds once with one output through a runner SIGKILLed mid-job; SSE on A follows a job of B live', async () => {
     const database = await postgres.newDatabase();
-    const env = {
-      AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
-      AWS_REGION: 'us-east-1',
-      AWS_ENDPOINT_URL_S3: s3.endpoint,
-    };
+    const env = awsEnvOf(s3.endpoint);
     const storage = ['--database', database, '--blobs', `s3://${s3.bucket}/topology`];
     const [apiA, apiB] = await Promise.all([
       graphrun('serve', [...storage, '--no-run-jobs'], env),

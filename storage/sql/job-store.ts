@@ -11,6 +11,7 @@ import { createSqlJobListing } from './job-listing.ts';
 import { type DirectReader, queryTemplate } from './query-template.ts';
 import { idsToText, JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
 import { type Database, type JobsTable, toNumber } from './schema.ts';
+import { takeTurn } from './take-turn.ts';
 
 /** The `counters` row that one account's claims take in turn (see claimJob). */
 const claimCounter = (accountId: string) => `claim:${accountId}`;
@@ -122,16 +123,9 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
     async claimJob({ account_id, limit, owner, now, lease_ms }) {
       if (limit <= 0) return null;
       return db.transaction().execute(async (tx) => {
-        // The account's claims take turns on one counter row: its update
-        // locks the row (PostgreSQL) or the database (SQLite) until commit,
-        // so the count below sees every earlier claim of the account and
-        // the tier limit holds across runners. Claims of other accounts do
-        // not wait on it.
-        await tx
-          .insertInto('counters')
-          .values({ name: claimCounter(account_id), value: 1 })
-          .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ value: eb('counters.value', '+', 1) })))
-          .execute();
+        // The account's claims take turns (take-turn.ts): the count below sees every earlier claim
+        // of the account, so the tier limit holds across runners.
+        await takeTurn(tx, claimCounter(account_id));
         const { n } = await tx
           .selectFrom('jobs')
           .select((eb) => eb.fn.countAll().as('n'))

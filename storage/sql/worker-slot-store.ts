@@ -11,6 +11,7 @@
 import type { Kysely } from 'kysely';
 import type { WorkerSlotStore } from '../types.ts';
 import { type Database, toNumber } from './schema.ts';
+import { takeTurn } from './take-turn.ts';
 
 /** The `counters` row that one worker's claims take in turn. */
 const slotCounter = (worker: string) => `worker-slots:${worker}`;
@@ -20,11 +21,8 @@ export function createSqlWorkerSlotStore(db: Kysely<Database>): WorkerSlotStore 
     async claim({ worker, capacity, job_id, owner, now, lease_ms }) {
       if (capacity <= 0) return false;
       return db.transaction().execute(async (tx) => {
-        await tx
-          .insertInto('counters')
-          .values({ name: slotCounter(worker), value: 1 })
-          .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ value: eb('counters.value', '+', 1) })))
-          .execute();
+        // The server's claims take turns (take-turn.ts): the count below sees every earlier claim.
+        await takeTurn(tx, slotCounter(worker));
         // Slots of processes that stopped renewing (gone, or cut off) hold nothing any more.
         await tx.deleteFrom('worker_slots').where('worker', '=', worker).where('expires_at', '<=', now).execute();
         const { n } = await tx

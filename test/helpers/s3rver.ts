@@ -64,3 +64,13 @@ export async function startS3rver(bucket = 'graphrun-test'): Promise<S3rverFixtu
     },
   };
 }
+
+/** The standard AWS variables pointing at this server, as an operator sets them for MinIO or the like. */
+export function awsEnvOf(endpoint: string): Record<string, string> {
+  return {
+    AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    AWS_REGION: 'us-east-1',
+    AWS_ENDPOINT_URL_S3: endpoint,
+  };
+}

@@ -1,0 +1,18 @@
+// Serialises one kind of write across every process sharing the database:
+// the transaction bumps a `counters` row of its own name first. The update
+// locks that row (PostgreSQL) or the database (SQLite) until the transaction
+// commits, so a later transaction of the same name reads everything an
+// earlier one wrote (PostgreSQL's READ COMMITTED reads each statement anew),
+// while other names do not wait. Used where a count and the insert or update
+// it allows must be one step: an account's job claims, an engine server's
+// slots.
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from './schema.ts';
+
+export async function takeTurn(tx: Transaction<Database> | Kysely<Database>, name: string): Promise<void> {
+  await tx
+    .insertInto('counters')
+    .values({ name, value: 1 })
+    .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ value: eb('counters.value', '+', 1) })))
+    .execute();
+}
