@@ -4,9 +4,9 @@
 // Policy (one pass):
 // - Eligible accounts are those with queued jobs and fewer running jobs than
 //   their tier's limit. Among them the least recently served account goes
-//   first (an account this instance never started a job for, or one it has
-//   forgotten, counts as served longest ago); ties go to the account whose
-//   oldest queued job has the lowest `seq`. After each start the account
+//   first (an account no runner ever started a job for counts as served
+//   longest ago); ties go to the account whose oldest queued job has the
+//   lowest `seq`. After each start the account
 //   goes to the back of that order, so accounts take turns: ten jobs from A
 //   cannot keep B's one job waiting for more than one free engine slot.
 // - Within an account jobs start in the store's pick order: higher `priority`
@@ -22,8 +22,10 @@
 // started bounds an account (a job whose row already left `running` still
 // holds its slot here until `run` settles).
 //
-// The "served" order lives in this instance only; another runner keeps its
-// own, so turns are taken per runner.
+// Turns hold across runners: the store keeps when each account last had a
+// job claimed (by any runner), and the least recently served account goes
+// first; this instance's own order only breaks ties within a clock tick.
+// Runners' clocks are assumed to agree to within a claim or two.
 //
 // Queue depth: `admit` counts early, before the request's body is read, and
 // refuses cheaply; `enqueue` is the authority, its insert counting again in
@@ -110,6 +112,8 @@ export interface Scheduler {
 /** One account's line within a pass. */
 interface Lane {
   accountId: string;
+  /** When any runner last started a job of the account (the store's claim time; 0: never): whose turn it is. */
+  lastClaimed: number;
   /** Its oldest queued job's seq, then that of the job it started last: only breaks ties between lanes. */
   headSeq: number;
   /** The tier's limit; undefined until looked up. */
@@ -179,13 +183,18 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
       });
   }
 
-  /** The lane whose turn it is: least recently served, then oldest head job. */
+  /**
+   * The lane whose turn it is: the account any runner served least recently
+   * (the store's claim times), then the one this instance served least
+   * recently (claims within one clock tick), then the oldest head job.
+   */
   function next(lanes: Lane[]): Lane {
     let best = lanes[0];
     for (const lane of lanes) {
       const a = lastServed.get(lane.accountId) ?? 0;
       const b = lastServed.get(best.accountId) ?? 0;
-      if (a < b || (a === b && lane.headSeq < best.headSeq)) best = lane;
+      const earlier = lane.lastClaimed !== best.lastClaimed ? lane.lastClaimed < best.lastClaimed : a !== b ? a < b : lane.headSeq < best.headSeq;
+      if (earlier) best = lane;
     }
     return best;
   }
@@ -198,6 +207,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     if (!(budget > 0)) return 0;
     const lanes: Lane[] = (await store.listAccountsWithQueuedJobs(accountScan)).map((a) => ({
       accountId: a.account_id,
+      lastClaimed: a.last_claimed_at,
       headSeq: a.oldest_seq,
     }));
     const drop = (lane: Lane) => lanes.splice(lanes.indexOf(lane), 1);
@@ -216,6 +226,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
         continue;
       }
       lane.headSeq = job.seq;
+      lane.lastClaimed = startedAt;
       budget--;
       started++;
       served(lane.accountId);

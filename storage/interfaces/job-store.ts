@@ -232,8 +232,12 @@ export interface JobStore {
   countAccountJobs(accountId: string, filter: AccountJobFilter): Promise<number>;
   /** Queued jobs an account may start next, in pick order: higher `priority` first, then oldest `seq` first. */
   listQueuedJobs(accountId: string, limit: number): Promise<JobSummary[]>;
-  /** Accounts that have queued jobs, each with the `seq` of its oldest queued job (fairness). */
-  listAccountsWithQueuedJobs(limit: number): Promise<Array<{ account_id: string; oldest_seq: number }>>;
+  /**
+   * Accounts that have queued jobs, oldest queued job first, each with that
+   * job's `seq` and when any runner last claimed a job of the account
+   * (claimJob's `now`; 0 if never): the turns accounts take, across runners.
+   */
+  listAccountsWithQueuedJobs(limit: number): Promise<Array<{ account_id: string; oldest_seq: number; last_claimed_at: number }>>;
   countJobs(statuses: string[], accountId?: string): Promise<number>;
   /**
    * Queued jobs ahead of this one (its 0-based place in the global queue):

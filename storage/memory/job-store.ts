@@ -29,6 +29,8 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
   const workflows = new Map<string, string>();
   /** Fencing tokens by job: they outlive a lease (a release or the next claim makes a new one). */
   const tokens = new Map<string, number>();
+  /** When a job of each account was last claimed (claimJob's `now`): the accounts' turns. */
+  const lastClaimed = new Map<string, number>();
   let lastSeq = 0;
   const nextToken = (id: string) => {
     const token = (tokens.get(id) ?? 0) + 1;
@@ -135,6 +137,7 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
       job.started_at = now;
       job.attempts += 1;
       job.lease = { owner, token: nextToken(job.id), expires_at: now + lease_ms };
+      lastClaimed.set(account_id, now);
       return copy(job);
     },
     async renewLease(id, token, expiresAt) {
@@ -165,7 +168,9 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
       const oldest = new Map<string, number>();
       // Ascending seq, so the first job seen per account is its oldest.
       for (const j of select((j) => j.status === 'queued')) if (!oldest.has(j.account_id)) oldest.set(j.account_id, j.seq);
-      return [...oldest].map(([account_id, oldest_seq]) => ({ account_id, oldest_seq })).slice(0, limit);
+      return [...oldest]
+        .map(([account_id, oldest_seq]) => ({ account_id, oldest_seq, last_claimed_at: lastClaimed.get(account_id) ?? 0 }))
+        .slice(0, limit);
     },
     async countJobs(statuses, accountId) {
       const wanted = new Set(statuses);

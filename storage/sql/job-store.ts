@@ -13,8 +13,9 @@ import { idsToText, JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
 import { type Database, type JobsTable, toNumber } from './schema.ts';
 import { takeTurn } from './take-turn.ts';
 
-/** The `counters` row that one account's claims take in turn (see claimJob). */
-const claimCounter = (accountId: string) => `claim:${accountId}`;
+/** The `counters` row that one account's claims take in turn (see claimJob); it holds the last claim's time. */
+const CLAIM_PREFIX = 'claim:';
+const claimCounter = (accountId: string) => `${CLAIM_PREFIX}${accountId}`;
 /** Statuses that hold one of the account's parallel slots, and that a lease covers. */
 const ACTIVE = ['running', 'canceling'];
 /** Picks retried within one claim when a cancel takes the picked job first. */
@@ -124,7 +125,8 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
       if (limit <= 0) return null;
       return db.transaction().execute(async (tx) => {
         // The account's claims take turns (take-turn.ts): the count below sees every earlier claim
-        // of the account, so the tier limit holds across runners.
+        // of the account, so the tier limit holds across runners. A claim that starts a job then
+        // sets the row to its time: the accounts' turns (listAccountsWithQueuedJobs) across runners.
         await takeTurn(tx, claimCounter(account_id));
         const { n } = await tx
           .selectFrom('jobs')
@@ -160,7 +162,10 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
             .where('status', '=', 'queued')
             .returning(JOB_SUMMARY_COLUMNS)
             .executeTakeFirst();
-          if (row) return toJobSummary(row);
+          if (row) {
+            await tx.updateTable('counters').set({ value: now }).where('name', '=', claimCounter(account_id)).execute();
+            return toJobSummary(row);
+          }
         }
         return null;
       });
@@ -208,15 +213,26 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
       return rows.map(toJobSummary);
     },
     async listAccountsWithQueuedJobs(limit) {
-      const rows = await db
+      const queued = db
         .selectFrom('jobs')
         .select((eb) => ['account_id', eb.fn.min('seq').as('oldest_seq')])
         .where('status', '=', 'queued')
         .groupBy('account_id')
         .orderBy('oldest_seq')
         .limit(limit)
+        .as('q');
+      // Each account's claim row holds when a job of it was last claimed (claimJob).
+      const rows = await db
+        .selectFrom(queued)
+        .leftJoin('counters', (join) => join.on('counters.name', '=', sql<string>`${CLAIM_PREFIX} || q.account_id`))
+        .select(['q.account_id', 'q.oldest_seq', 'counters.value as last_claimed_at'])
+        .orderBy('q.oldest_seq')
         .execute();
-      return rows.map((r) => ({ account_id: r.account_id, oldest_seq: toNumber(r.oldest_seq) }));
+      return rows.map((r) => ({
+        account_id: r.account_id,
+        oldest_seq: toNumber(r.oldest_seq),
+        last_claimed_at: r.last_claimed_at === null ? 0 : toNumber(r.last_claimed_at),
+      }));
     },
     async countJobs(statuses, accountId) {
       if (statuses.length === 0) return 0;

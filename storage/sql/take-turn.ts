@@ -9,10 +9,11 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.ts';
 
+/** The row's value is left as it was (0 when new): the caller may keep something there. */
 export async function takeTurn(tx: Transaction<Database> | Kysely<Database>, name: string): Promise<void> {
   await tx
     .insertInto('counters')
-    .values({ name, value: 1 })
-    .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ value: eb('counters.value', '+', 1) })))
+    .values({ name, value: 0 })
+    .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ value: eb.ref('counters.value') })))
     .execute();
 }

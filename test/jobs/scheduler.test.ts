@@ -342,6 +342,28 @@ describe('scheduler: two instances over one store', () => {
     expect(rows.every((r) => r.attempts === 1)).toBe(true);
   });
 
+  it('accounts take turns across instances: the one another instance served last waits', async () => {
+    const store = createMemoryStorage().metadata;
+    let clock = 1_000;
+    // One free engine slot each: every pass starts one job.
+    const one = harness({ store, now: () => clock, engineCapacity: () => 1 - one.scheduler.running(), tierLimits: { free: 5 } });
+    const two = harness({ store, now: () => clock, engineCapacity: () => 1 - two.scheduler.running(), tierLimits: { free: 5 } });
+    await one.submit('a', 3);
+    await one.submit('b', 2);
+    // The first instance serves a (its oldest job is the oldest of all).
+    expect(await one.scheduler.pass()).toBe(1);
+    expect(one.ids()).toEqual(['a-1']);
+    clock += 10;
+    // The second instance never served anyone, yet knows a was served last: b goes first.
+    expect(await two.scheduler.pass()).toBe(1);
+    expect(two.ids()).toEqual(['b-4']);
+    clock += 10;
+    one.finish('a-1');
+    await settle();
+    // Back on the first instance: a's turn again, as b was served after it.
+    expect(one.ids()).toEqual(['a-1', 'a-2']);
+  });
+
   it('starts nothing when the other instance claimed the jobs after its listing', async () => {
     const store = createMemoryStorage().metadata;
     const one = harness({ store });

@@ -99,4 +99,17 @@ export function jobLeaseCases(getStore: () => JobStore): void {
     expect((await store.listExpiredLeases(now, 10)).map((j) => j.id)).toEqual([]);
     expect((await store.listExpiredLeases(now + 2 * LEASE, 10)).map((j) => j.id)).toEqual(['old', 'live']);
   });
+
+  it("listAccountsWithQueuedJobs gives each account's last claim time, which a refused claim leaves alone", async () => {
+    const store = getStore();
+    await create(job('a1'), job('a2'), job('b1', { account_id: 'acc2' }), job('b2', { account_id: 'acc2' }));
+    await store.claimJob(claim({ now: T0 + 10 }));
+    await store.claimJob(claim({ account_id: 'acc2', now: T0 + 20 }));
+    // acc1 is at its limit of 1: nothing starts, and its last claim stays T0 + 10.
+    expect(await store.claimJob(claim({ now: T0 + 30 }))).toBeNull();
+    expect(await store.listAccountsWithQueuedJobs(10)).toEqual([
+      { account_id: 'acc1', oldest_seq: expect.any(Number), last_claimed_at: T0 + 10 },
+      { account_id: 'acc2', oldest_seq: expect.any(Number), last_claimed_at: T0 + 20 },
+    ]);
+  });
 }

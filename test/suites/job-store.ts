@@ -322,10 +322,11 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
       await store.transitionJob('a1', 'queued', 'running'); // acc1's oldest queued is now a2
       await store.transitionJob('d1', 'queued', 'canceled'); // acc4 has none left
       const a2 = (await store.getJobById('a2'))!;
+      // No job was claimed (claimJob): every account's last claim is 0.
       expect(await store.listAccountsWithQueuedJobs(10)).toEqual([
-        { account_id: 'acc2', oldest_seq: b1!.seq },
-        { account_id: 'acc1', oldest_seq: a2.seq },
-        { account_id: 'acc3', oldest_seq: c1!.seq },
+        { account_id: 'acc2', oldest_seq: b1!.seq, last_claimed_at: 0 },
+        { account_id: 'acc1', oldest_seq: a2.seq, last_claimed_at: 0 },
+        { account_id: 'acc3', oldest_seq: c1!.seq, last_claimed_at: 0 },
       ]);
       expect(a2.seq).toBeGreaterThan(a1!.seq);
       expect(b2!.seq).toBeGreaterThan(b1!.seq);
