@@ -15,7 +15,15 @@ import type { VideoTaskStore } from './interfaces/video-task-store.ts';
 import type { WorkerSlotStore } from './interfaces/worker-slot-store.ts';
 
 export type { AccountRecord, AccountStore } from './interfaces/account-store.ts';
-export type { AssetRecord, AssetStore, BlobRecord, CommitAssetResult, NewAsset } from './interfaces/asset-store.ts';
+export {
+  type AssetRecord,
+  type AssetStore,
+  type BlobRecord,
+  type CommitAssetResult,
+  type LeaseFence,
+  LeaseLostError,
+  type NewAsset,
+} from './interfaces/asset-store.ts';
 export type { BlobLockStore } from './interfaces/blob-lock-store.ts';
 export type { BlobStore, BlobWriter, ByteRange, SignedUrlOptions } from './interfaces/blob-store.ts';
 export type { EventBus } from './interfaces/event-bus.ts';

@@ -2,7 +2,7 @@
 // temporary blob object; once the hash is known the object is committed under
 // its content key (or dropped on a dedup hit) and the asset row is written.
 // Uploads use it now; engine outputs will take the same path.
-import type { AssetRecord, BlobWriter, CommitAssetResult } from '../../storage/types.ts';
+import type { AssetRecord, BlobWriter, CommitAssetResult, LeaseFence } from '../../storage/types.ts';
 import type { ServiceBase } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { blobKeyOf } from '../hash.ts';
@@ -78,6 +78,8 @@ export interface AssetFields {
   expires_at: number | null;
   /** False: keep `expires_at` as given (job outputs live exactly as long as their job). Default true. */
   extendRetention?: boolean;
+  /** A job output: stored only while the run still holds the job's lease (AssetStore.commitAsset). */
+  fence?: LeaseFence;
   job_id: string | null;
   /** Job outputs: the producing node and the output's kind. */
   node_id?: string | null;
@@ -109,13 +111,14 @@ export async function mintAsset(
       if (!blob.writer && existing.length === 0) {
         throw new ApiError('blob_not_found', 'No stored content with this hash is available to this account.');
       }
-      const { extendRetention = true, ...record } = fields;
+      const { extendRetention = true, fence, ...record } = fields;
       const expires_at = extendRetention
         ? existing.reduce<number | null>((d, a) => laterDeadline(d, a.expires_at), fields.expires_at)
         : fields.expires_at;
       const result = await ctx.metadata.commitAsset(
         { key, hash: blob.hash, size: blob.size },
         { ...record, id: crypto.randomUUID(), blob_key: key, created_at: now, expires_at },
+        fence,
       );
       return { ...result, created_new: existing.length === 0 };
     } catch (err) {

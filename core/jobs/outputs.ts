@@ -71,6 +71,8 @@ export async function commitJobOutput(ctx: ServiceBase, job: JobSummary, output:
     job_id: job.id,
     node_id: output.node_id,
     output_type: output.type,
+    // A run whose lease was taken back stores no more outputs of the job.
+    ...(job.lease && { fence: { job_id: job.id, lease_token: job.lease.token } }),
   });
   return { asset: result.asset, created: true };
 }

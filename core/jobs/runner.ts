@@ -13,7 +13,7 @@
 import { type Engine, type ExecutionContext, ExecutionError, JobAbort } from '../../engine/types.ts';
 import { toBase64 } from '../../lib/base64.ts';
 import { pause } from '../../lib/pause.ts';
-import type { JobPatch, JobSummary } from '../../storage/types.ts';
+import { type JobPatch, type JobSummary, LeaseLostError } from '../../storage/types.ts';
 import type { ServiceBase } from '../context.ts';
 import { errorText } from '../log.ts';
 import { partnerServices } from '../proxy/partner.ts';
@@ -231,13 +231,16 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
           if (snapshot) progress.push(snapshot);
         },
         async commitOutput(output) {
-          // An output is a write of the run: none once the lease is gone (checked, then written: a
-          // job taken back in between may keep one output of this run, which its next run reuses).
-          if (lease && (await ctx.metadata.getJobById(job.id))?.lease?.token !== lease.token) {
+          let committed: Awaited<ReturnType<typeof commitJobOutput>>;
+          try {
+            // An output is a write of the run: fenced by the lease in the commit's own transaction.
+            committed = await commitJobOutput(ctx, job, output);
+          } catch (err) {
+            if (!(err instanceof LeaseLostError)) throw err;
             lost = true;
             throw new JobAbort('shutdown');
           }
-          const { asset, created } = await commitJobOutput(ctx, job, output);
+          const { asset, created } = committed;
           if (output.temporary) temps.add(asset.id);
           // A temporary file is no output of the job: only the account channel hears of it.
           if (created && !output.temporary) hub.publish(job.id, { type: 'output', asset });

@@ -45,13 +45,30 @@ export interface CommitAssetResult {
   blob_created: boolean;
 }
 
+/**
+ * A job output's fence: the asset is committed only while the job's lease
+ * token is still this one and the job runs, checked in the commit's own
+ * transaction (on PostgreSQL it locks the job's row, so a runner taking the
+ * job back waits for the commit or the commit sees it taken). Otherwise the
+ * commit throws LeaseLostError and stores nothing.
+ */
+export interface LeaseFence {
+  job_id: string;
+  lease_token: number;
+}
+
+/** The job's lease moved on (taken back, or the job ended) before a fenced write: nothing was written. */
+export class LeaseLostError extends Error {
+  override name = 'LeaseLostError';
+}
+
 export interface AssetStore {
   /**
    * In one transaction: inserts the blob row if absent, then the asset over it.
    * Callers serialise calls for the same blob key (core/assets/blob-locks.ts;
    * across processes with BlobLockStore, where the storage has one).
    */
-  commitAsset(blob: Omit<BlobRecord, 'created_at'>, asset: NewAsset): Promise<CommitAssetResult>;
+  commitAsset(blob: Omit<BlobRecord, 'created_at'>, asset: NewAsset, fence?: LeaseFence): Promise<CommitAssetResult>;
   /**
    * Fills a lazily computed hash; assets over the blob see it at once. A hash
    * names one blob: one that another blob row has already is refused (rejects).

@@ -3,7 +3,15 @@
 // expiry after `now`, a failed commit leaves nothing) so both pass the same
 // conformance suite. The tables are passed in because the job store reads
 // the asset rows too (jobs filtered by their outputs' kind).
-import type { AssetRecord, AssetStore, BlobRecord, CommitAssetResult, NewAsset } from '../types.ts';
+import {
+  type AssetRecord,
+  type AssetStore,
+  type BlobRecord,
+  type CommitAssetResult,
+  type LeaseFence,
+  LeaseLostError,
+  type NewAsset,
+} from '../types.ts';
 
 export interface MemoryAssetTables {
   blobs: Map<string, BlobRecord>;
@@ -19,7 +27,15 @@ const newestFirst = (x: NewAsset, y: NewAsset) => y.created_at - x.created_at ||
 /** Commit order as the SQL store defines it: created_at, then id. */
 const oldestFirst = (x: NewAsset, y: NewAsset) => newestFirst(y, x);
 
-export function createMemoryAssetStore({ blobs, assets, blocked }: MemoryAssetTables = createMemoryAssetTables()): AssetStore {
+/**
+ * `holdsLease`: whether a job's lease token is still the given one while it
+ * runs (the job store's, where they are composed); a fenced commit checks it
+ * with no await before writing, which on one event loop is one step.
+ */
+export function createMemoryAssetStore(
+  { blobs, assets, blocked }: MemoryAssetTables = createMemoryAssetTables(),
+  holdsLease: (fence: LeaseFence) => boolean = () => false,
+): AssetStore {
   // Copies out, so callers can never mutate the stored records.
   const view = (a: NewAsset): AssetRecord => {
     const blob = blobs.get(a.blob_key)!;
@@ -29,9 +45,10 @@ export function createMemoryAssetStore({ blobs, assets, blocked }: MemoryAssetTa
   const liveOf = (accountId: string, now: number) => [...assets.values()].filter((a) => a.account_id === accountId && isLive(a, now));
 
   return {
-    async commitAsset(blob, asset): Promise<CommitAssetResult> {
+    async commitAsset(blob, asset, fence): Promise<CommitAssetResult> {
       // Check every constraint before writing anything: the SQL store rolls
       // back a failed commit, so a failure here must leave no trace either.
+      if (fence && !holdsLease(fence)) throw new LeaseLostError(`job ${fence.job_id}: its lease moved on; the output is not stored`);
       if (assets.has(asset.id)) throw new Error(`asset ${asset.id} already exists`);
       const blobCreated = !blobs.has(blob.key);
       if (blobCreated && hashTaken(blob.hash, blob.key)) throw new Error(`blob hash ${blob.hash} already exists`);

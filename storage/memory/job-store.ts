@@ -7,7 +7,7 @@
 // listJobWorkflows: like the SQL store's rows, every other read leaves them out.
 
 import { parseJson, stringifyJson } from '../../lib/json.ts';
-import type { JobStore, JobSummary, NewJob, QueueBounds, QueueRefusal } from '../types.ts';
+import type { JobStore, JobSummary, LeaseFence, NewJob, QueueBounds, QueueRefusal } from '../types.ts';
 import { createMemoryJobListing, type OutputRow } from './job-listing.ts';
 
 const EXPIRED = 'expired';
@@ -24,7 +24,7 @@ const byPick = (x: JobSummary, y: JobSummary) => y.priority - x.priority || x.se
 const copy = (job: JobSummary): JobSummary => structuredClone(job);
 
 /** `assets` yields every stored asset row (the asset store owns them; the listings read them). */
-export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStore {
+export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStore & { holdsLease(fence: LeaseFence): boolean } {
   const jobs = new Map<string, JobSummary>();
   const workflows = new Map<string, string>();
   /** Fencing tokens by job: they outlive a lease (a release or the next claim makes a new one). */
@@ -127,6 +127,10 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
       if (outputsReused !== undefined) job.outputs_reused = outputsReused;
     },
 
+    holdsLease({ job_id, lease_token }) {
+      const job = jobs.get(job_id);
+      return job !== undefined && ACTIVE.has(job.status) && (tokens.get(job_id) ?? 0) === lease_token;
+    },
     async claimJob({ account_id, limit, owner, now, lease_ms }) {
       if (limit <= 0) return null;
       const own = [...jobs.values()].filter((j) => j.account_id === account_id);

@@ -12,6 +12,7 @@ import { createMemoryWorkerSlotStore } from './worker-slot-store.ts';
 export function createMemoryMetadataStore(): MetadataStore {
   // Shared with the job store, whose listings filter jobs by their outputs.
   const assetTables = createMemoryAssetTables();
+  const { holdsLease, ...jobStore } = createMemoryJobStore(() => assetTables.assets.values());
   return {
     // Maps need no schema and hold no connection.
     async migrate() {},
@@ -19,8 +20,9 @@ export function createMemoryMetadataStore(): MetadataStore {
     ...createMemorySettingsStore(),
     ...createMemoryAccountStore(),
     ...createMemoryIdempotencyStore(),
-    ...createMemoryAssetStore(assetTables),
-    ...createMemoryJobStore(() => assetTables.assets.values()),
+    // Job outputs are fenced by the job's lease (AssetStore.commitAsset).
+    ...createMemoryAssetStore(assetTables, holdsLease),
+    ...jobStore,
     ...createMemoryVideoTaskStore(),
     workerSlots: createMemoryWorkerSlotStore(),
   };

@@ -1,8 +1,8 @@
 // AssetStore over kysely: `assets` rows over `blobs` rows (hash and size live
 // on the blob), plus `blocked_blobs`. Dialect-neutral SQL only, as in every
 // store here; the sweep's and the scanner's writes are in asset-cleanup.ts.
-import type { Kysely } from 'kysely';
-import type { AssetStore } from '../types.ts';
+import { type Kysely, sql } from 'kysely';
+import { type AssetStore, LeaseLostError } from '../types.ts';
 import { createSqlAssetCleanup } from './asset-cleanup.ts';
 import { type DirectReader, queryTemplate } from './query-template.ts';
 import { live, selectAssets, toAsset, toBlob } from './rows.ts';
@@ -27,8 +27,20 @@ export function createSqlAssetStore(db: Kysely<Database>, direct?: DirectReader)
   return {
     ...createSqlAssetCleanup(db),
 
-    async commitAsset(blob, asset) {
+    async commitAsset(blob, asset, fence) {
       return db.transaction().execute(async (tx) => {
+        if (fence) {
+          // A write of the job's row (that changes nothing) holds it until commit: a runner taking
+          // the job back (which bumps the token) waits, or this finds the token moved on.
+          const held = await tx
+            .updateTable('jobs')
+            .set({ lease_token: sql<number>`lease_token` })
+            .where('id', '=', fence.job_id)
+            .where('lease_token', '=', fence.lease_token)
+            .where('status', 'in', ['running', 'canceling'])
+            .executeTakeFirst();
+          if (Number(held.numUpdatedRows) === 0) throw new LeaseLostError(`job ${fence.job_id}: its lease moved on; the output is not stored`);
+        }
         const inserted = await tx
           .insertInto('blobs')
           .values({ key: blob.key, hash: blob.hash, size: blob.size, created_at: Date.now() })

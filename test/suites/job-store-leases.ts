@@ -2,8 +2,9 @@
 // order across runners, renewals, fenced writes, releases and the expired
 // leases a live runner takes back. Run from job-store.ts.
 import { expect, it } from 'vitest';
-import type { JobClaim, JobStore, NewJob } from '../../storage/types.ts';
-import { newJob, T0 } from './store-fixtures.ts';
+import { type JobClaim, LeaseLostError, type NewJob } from '../../storage/types.ts';
+import type { JobStoreWithOutputs } from './job-store-listing.ts';
+import { newAsset, newJob, T0 } from './store-fixtures.ts';
 
 const LEASE = 30_000;
 
@@ -11,7 +12,7 @@ const job = newJob;
 
 const claim = (over: Partial<JobClaim> = {}): JobClaim => ({ account_id: 'acc1', limit: 1, owner: 'runner-a', now: T0, lease_ms: LEASE, ...over });
 
-export function jobLeaseCases(getStore: () => JobStore): void {
+export function jobLeaseCases(getStore: () => JobStoreWithOutputs): void {
   const create = async (...jobs: NewJob[]) => {
     for (const j of jobs) await getStore().createJob(j);
   };
@@ -111,5 +112,27 @@ export function jobLeaseCases(getStore: () => JobStore): void {
       { account_id: 'acc1', oldest_seq: expect.any(Number), last_claimed_at: T0 + 10 },
       { account_id: 'acc2', oldest_seq: expect.any(Number), last_claimed_at: T0 + 20 },
     ]);
+  });
+
+  it("a fenced output commit stores the asset only while the run holds the job's lease", async () => {
+    const store = getStore();
+    await create(job('j'));
+    const { lease } = (await store.claimJob(claim()))!;
+    const blob = (key: string) => ({ key, hash: `blake3:${key.padEnd(64, '0')}`, size: 3 });
+    const fence = { job_id: 'j', lease_token: lease!.token };
+    const kept = await store.commitAsset(blob('b1'), newAsset('o1', 'b1', { job_id: 'j' }), fence);
+    expect(kept.asset.id).toBe('o1');
+    await expect(
+      store.commitAsset(blob('b2'), newAsset('o2', 'b2', { job_id: 'j' }), { ...fence, lease_token: lease!.token + 1 }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    // Taken back: the old holder's token fences it out.
+    await store.transitionJob('j', 'running', 'queued', { started_at: null, lease: null }, { lease_token: lease!.token });
+    await expect(store.commitAsset(blob('b3'), newAsset('o3', 'b3', { job_id: 'j' }), fence)).rejects.toBeInstanceOf(LeaseLostError);
+    // Nothing was written by the refused commits: the same ids commit unfenced.
+    for (const [id, key] of [
+      ['o2', 'b2'],
+      ['o3', 'b3'],
+    ])
+      expect((await store.commitAsset(blob(key), newAsset(id, key))).blob_created).toBe(true);
   });
 }
