@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ServiceOptions } from '../index.ts';
 import { blake3Of, bytesOf, testClock } from './helpers/assets.ts';
 import { follow, view } from './helpers/cloud-files.ts';
-import { ACCOUNTS, asCloud, type CloudJobsHarness, getJson, promptOk, startCloudJobs } from './helpers/cloud-jobs.ts';
+import { asCloud, type CloudJobsHarness, getJson, promptOk, startCloudAccounts } from './helpers/cloud-jobs.ts';
 import { MODES } from './helpers/harness.ts';
 import { asKey, cancelJob, jobNow, PNG_SIGNATURE, until, waitForJob } from './helpers/jobs.ts';
 import { waitWorkflow } from './helpers/local-nodes.ts';
@@ -32,9 +32,7 @@ describe.each(MODES)("history entries tell the run's temp files and cached nodes
   let alice: CloudJobsHarness;
   let bob: CloudJobsHarness;
   const start = async (options: Partial<ServiceOptions> = {}) => {
-    h = await startCloudJobs(mode, { accounts: ACCOUNTS, ...options });
-    alice = asCloud(h, 'key-alice');
-    bob = asCloud(h, 'key-bob');
+    ({ h, alice, bob } = await startCloudAccounts(mode, options));
   };
   afterEach(async () => h?.close());
   /** Submits as the account of `key` and waits for the job to end in `status`. */

@@ -8,7 +8,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SERVICE_VERSION } from '../core/cloud/system.ts';
 import type { ServiceOptions } from '../index.ts';
 import { testClock } from './helpers/assets.ts';
-import { ACCOUNTS, asCloud, type CloudJobsHarness, expectCloudError, getJson, postJson, promptOk, startCloudJobs } from './helpers/cloud-jobs.ts';
+import {
+  ACCOUNTS,
+  asCloud,
+  type CloudJobsHarness,
+  expectCloudError,
+  getJson,
+  postJson,
+  promptOk,
+  startCloudAccounts,
+  startCloudJobs,
+} from './helpers/cloud-jobs.ts';
 import { MODES } from './helpers/harness.ts';
 import { asKey, cancelJob, saveImageWorkflow, waitForJob } from './helpers/jobs.ts';
 import { sumWorkflow, waitWorkflow } from './helpers/local-nodes.ts';
@@ -24,9 +34,7 @@ describe.each(MODES)('cloud history (%s)', (mode) => {
   let alice: CloudJobsHarness;
   let bob: CloudJobsHarness;
   const start = async (options: Partial<ServiceOptions> = {}) => {
-    h = await startCloudJobs(mode, { accounts: ACCOUNTS, ...options });
-    alice = asCloud(h, 'key-alice');
-    bob = asCloud(h, 'key-bob');
+    ({ h, alice, bob } = await startCloudAccounts(mode, options));
   };
   afterEach(async () => h?.close());
   const v2 = () => asKey(h, 'key-alice');

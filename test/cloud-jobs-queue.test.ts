@@ -4,7 +4,7 @@
 // never seeing nor touching another's queue.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServiceOptions } from '../index.ts';
-import { ACCOUNTS, asCloud, type CloudJobsHarness, expectCloudError, getJson, postJson, promptOk, startCloudJobs } from './helpers/cloud-jobs.ts';
+import { type CloudJobsHarness, expectCloudError, getJson, postJson, promptOk, startCloudAccounts } from './helpers/cloud-jobs.ts';
 import { MODES } from './helpers/harness.ts';
 import { asKey, jobNow, waitForJob } from './helpers/jobs.ts';
 import { waitWorkflow } from './helpers/local-nodes.ts';
@@ -16,9 +16,7 @@ describe.each(MODES)('cloud queue and interrupt (%s)', (mode) => {
   let alice: CloudJobsHarness;
   let bob: CloudJobsHarness;
   const start = async (options: Partial<ServiceOptions> = {}) => {
-    h = await startCloudJobs(mode, { accounts: ACCOUNTS, ...options });
-    alice = asCloud(h, 'key-alice');
-    bob = asCloud(h, 'key-bob');
+    ({ h, alice, bob } = await startCloudAccounts(mode, options));
   };
   afterEach(async () => h?.close());
   const statusOf = async (key: string, id: string) => (await jobNow(asKey(h, key), id)).status;

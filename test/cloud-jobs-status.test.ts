@@ -5,14 +5,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ServiceOptions } from '../index.ts';
 import { ISO, testClock, UUID } from './helpers/assets.ts';
 import {
-  ACCOUNTS,
-  asCloud,
   type CloudJobsHarness,
   cloudStatusOf,
   expectCloudError,
   getJson,
   promptOk,
-  startCloudJobs,
+  startCloudAccounts,
   stubbornWorkflow,
 } from './helpers/cloud-jobs.ts';
 import { MODES } from './helpers/harness.ts';
@@ -41,9 +39,7 @@ describe.each(MODES)('cloud job status and job lists (%s)', (mode) => {
   let alice: CloudJobsHarness;
   let bob: CloudJobsHarness;
   const start = async (options: Partial<ServiceOptions> = {}) => {
-    h = await startCloudJobs(mode, { accounts: ACCOUNTS, ...options });
-    alice = asCloud(h, 'key-alice');
-    bob = asCloud(h, 'key-bob');
+    ({ h, alice, bob } = await startCloudAccounts(mode, options));
   };
   afterEach(async () => h?.close());
   const v2 = () => asKey(h, 'key-alice');

@@ -74,6 +74,15 @@ export async function startCloudJobs(mode: Mode, options: Partial<ServiceOptions
 /** Requests as the account holding this key, the cloud surface's way. */
 export const asCloud = <H extends Harness>(h: H, key: string): H => withHeaders(h, { 'x-api-key': key });
 
+/** The harness with ACCOUNTS, and requests as alice and bob through their keys. */
+export async function startCloudAccounts(
+  mode: Mode,
+  options: Partial<ServiceOptions> = {},
+): Promise<{ h: CloudJobsHarness; alice: CloudJobsHarness; bob: CloudJobsHarness }> {
+  const h = await startCloudJobs(mode, { accounts: ACCOUNTS, ...options });
+  return { h, alice: asCloud(h, 'key-alice'), bob: asCloud(h, 'key-bob') };
+}
+
 async function read(res: Response): Promise<Result> {
   const text = await res.text();
   let body: any = text;
