@@ -54,6 +54,8 @@ export interface ServiceConfig {
   videoCallbacks: CallbackSettings;
   /** The operator's policy for requests the service sends out itself. */
   outbound: UrlPolicy;
+  /** Required for /metrics and /ops/* when set. */
+  operatorToken: string | undefined;
 }
 
 function jobLeaseMs(seconds: number | undefined): number {
@@ -104,6 +106,7 @@ export function resolveConfig(options: ServiceOptions): ServiceConfig {
     musicConcurrencyPerAccount: options.musicConcurrencyPerAccount ?? DEFAULT_MUSIC_CONCURRENCY,
     videoCallbacks: { ...DEFAULT_CALLBACK_SETTINGS, ...options.videoCallbacks },
     outbound: outboundPolicy(options),
+    operatorToken: options.operatorToken || undefined,
   };
 }
 

@@ -186,6 +186,13 @@ export interface ServiceOptions {
    * `maxDelayMs`, default 60000) and each try's time limit (default 10000 ms).
    */
   videoCallbacks?: { attempts?: number; initialDelayMs?: number; maxDelayMs?: number; timeoutMs?: number };
+
+  /**
+   * The operator's secret: when set, `/metrics` and `/ops/*` need
+   * `Authorization: Bearer <operatorToken>`. Unset, they are open, as
+   * `/healthz` and `/readyz` always are.
+   */
+  operatorToken?: string;
 }
 
 /** What one sweep pass did. */

@@ -177,9 +177,21 @@ export class EngineNotReadyError extends Error {
 
 export type EngineReadiness = { state: 'ready' } | { state: 'starting' | 'unavailable'; detail: string };
 
+/** One engine server of a pool as the pool sees it now (for readiness, metrics and the dashboard). */
+export interface EngineServerStatus {
+  url: string;
+  healthy: boolean;
+  /** Prompts of this service it is running or holds queued. */
+  busy: number;
+  /** Prompts it may hold at once for this service. */
+  slots: number;
+}
+
 export interface Engine {
   readonly name: string;
   readiness(): EngineReadiness;
+  /** The engine servers behind it, for an engine that runs jobs on some; absent for an in-process engine. */
+  servers?(): EngineServerStatus[];
   nodeDefinitions(): Promise<Record<string, NodeDefinition>>;
   validate(workflow: Workflow): Promise<ValidationResult>;
   /** Resolves when the job finished; rejects with ExecutionError (or an AbortError when canceled). */

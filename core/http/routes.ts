@@ -1,4 +1,4 @@
-// The service's router: four surfaces, each owning its paths, its routes and
+// The service's router: five surfaces, each owning its paths, its routes and
 // its error shape (surface.ts). A request goes to the surface whose
 // mount matches its path; the cloud surface, last, takes every path the
 // others do not (the reference engine's server answers any path). An
@@ -8,6 +8,7 @@ import { cloudSurface } from '../cloud/surface.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError, type ErrorCode, GENERIC_500 } from '../errors.ts';
 import { silentLogger } from '../log.ts';
+import { opsSurface } from '../ops/surface.ts';
 import { musicSurface } from '../proxy/music/surface.ts';
 import { videoSurface } from '../proxy/video/surface.ts';
 import type { RefusalStatus } from '../types.ts';
@@ -43,7 +44,7 @@ export function createRouter(ctx: ServiceContext): Router {
   const v2 = createSurface(v2Surface(), ctx);
   const cloud = createSurface(cloudSurface(), ctx);
   // The cloud surface last: its mount is every path, /api/v2 and /proxy included.
-  const surfaces = [v2, createSurface(musicSurface(), ctx), createSurface(videoSurface(), ctx), cloud];
+  const surfaces = [v2, createSurface(musicSurface(), ctx), createSurface(videoSurface(), ctx), createSurface(opsSurface(), ctx), cloud];
   const surfaceOf = createMountTable(surfaces, cloud);
 
   return {

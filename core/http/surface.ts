@@ -21,7 +21,7 @@ export type Route = [method: string, path: string, handler: Handler];
 export type ErrorRenderer = (err: unknown, logger: Logger, context: Record<string, unknown>) => Response;
 
 export interface SurfaceDefinition {
-  name: 'v2' | 'cloud' | 'music' | 'video';
+  name: 'v2' | 'cloud' | 'music' | 'video' | 'ops';
   /** The paths the surface answers for (its routes and its 404s), in itty's pattern language. */
   mounts: string[];
   routes: Route[];

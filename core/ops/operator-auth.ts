@@ -1,0 +1,22 @@
+// The operator's routes (/metrics, /ops/*): open unless the service was given
+// an operatorToken, then only for `Authorization: Bearer <operatorToken>`.
+// Account keys never open them: an account sees its own jobs, not the fleet.
+import { bearerToken } from '../auth.ts';
+import type { ServiceContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { sha256Hex } from '../hash.ts';
+
+const digests = new WeakMap<ServiceContext, Promise<string>>();
+
+export async function requireOperator(request: Request, ctx: ServiceContext): Promise<void> {
+  const token = ctx.config.operatorToken;
+  if (token === undefined) return;
+  let expected = digests.get(ctx);
+  if (expected === undefined) digests.set(ctx, (expected = sha256Hex(token)));
+  const presented = bearerToken(request);
+  // Compared as digests so the comparison's timing says nothing about the token.
+  if (presented && (await sha256Hex(presented)) === (await expected)) return;
+  throw new ApiError('unauthorized', 'This route needs the operator token: send "Authorization: Bearer <operator token>".', undefined, {
+    'WWW-Authenticate': 'Bearer realm="graphrun-operator"',
+  });
+}

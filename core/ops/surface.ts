@@ -1,0 +1,18 @@
+// The operator's surface: health and readiness probes, Prometheus metrics,
+// the fleet's status, the web dashboard and this surface's OpenAPI document,
+// at the root of the service (or of its mount prefix). Errors in the v2
+// envelope.
+import type { Route, SurfaceDefinition } from '../http/surface.ts';
+import { v2ErrorResponse } from '../v2/errors.ts';
+
+/** Paths this surface owns; everything else at the root stays the cloud surface's. */
+export const OPS_MOUNTS = ['/', '/healthz', '/readyz', '/metrics', '/openapi.json', '/ops/*', '/dashboard/*'];
+
+export function opsSurface(): SurfaceDefinition {
+  const routes: Route[] = [
+    // Alive: answers without touching storage or the engine, so a slow database never restarts the process.
+    ['GET', '/healthz', async () => Response.json({ status: 'ok' }, { headers: { 'Cache-Control': 'no-store' } })],
+    ['HEAD', '/healthz', async () => new Response(null, { headers: { 'Cache-Control': 'no-store' } })],
+  ];
+  return { name: 'ops', mounts: OPS_MOUNTS, routes, renderError: v2ErrorResponse };
+}
