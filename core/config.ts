@@ -3,6 +3,13 @@
 // code looks at the raw options after this.
 import type { UrlPolicy } from '../lib/net/url-guard.ts';
 import type { ServiceOptions } from './types.ts';
+import {
+  resolveWebhookDelivery,
+  resolveWebhookEndpoints,
+  type WebhookDeliverySettings,
+  type WebhookEndpointConfig,
+  webhookSecretProblem,
+} from './webhooks/settings.ts';
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 110 * 1024 * 1024;
 const DEFAULT_JOB_RETENTION_SECONDS = 7 * 24 * 3600;
@@ -16,6 +23,8 @@ export interface CallbackSettings {
   initialDelayMs: number;
   maxDelayMs: number;
   timeoutMs: number;
+  /** Signs the callbacks the Standard Webhooks way when set. */
+  secret?: string;
 }
 
 const DEFAULT_CALLBACK_SETTINGS: CallbackSettings = { attempts: 6, initialDelayMs: 1000, maxDelayMs: 60_000, timeoutMs: 10_000 };
@@ -52,6 +61,9 @@ export interface ServiceConfig {
   maxWebSocketBufferedBytes: number | undefined;
   musicConcurrencyPerAccount: number;
   videoCallbacks: CallbackSettings;
+  /** The operator's webhook endpoints, checked. */
+  webhooks: WebhookEndpointConfig[];
+  webhookDelivery: WebhookDeliverySettings;
   /** The operator's policy for requests the service sends out itself. */
   outbound: UrlPolicy;
   /** Required for /metrics and /ops/* when set. */
@@ -79,6 +91,13 @@ function publicBase(raw: string | undefined): ServiceConfig['publicBase'] {
   return { base: raw.replace(/\/+$/, ''), path: new URL(raw).pathname.replace(/\/+$/, '') };
 }
 
+function videoCallbacks(options: ServiceOptions['videoCallbacks']): CallbackSettings {
+  const settings = { ...DEFAULT_CALLBACK_SETTINGS, ...options };
+  const problem = settings.secret === undefined ? null : webhookSecretProblem(settings.secret);
+  if (problem) throw new TypeError(`videoCallbacks.secret ${problem}`);
+  return settings;
+}
+
 export function resolveConfig(options: ServiceOptions): ServiceConfig {
   return {
     maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
@@ -104,7 +123,9 @@ export function resolveConfig(options: ServiceOptions): ServiceConfig {
     maxQueueDepth: options.maxQueueDepth,
     maxWebSocketBufferedBytes: options.maxWebSocketBufferedBytes,
     musicConcurrencyPerAccount: options.musicConcurrencyPerAccount ?? DEFAULT_MUSIC_CONCURRENCY,
-    videoCallbacks: { ...DEFAULT_CALLBACK_SETTINGS, ...options.videoCallbacks },
+    videoCallbacks: videoCallbacks(options.videoCallbacks),
+    webhooks: resolveWebhookEndpoints(options.webhooks),
+    webhookDelivery: resolveWebhookDelivery(options.webhookDelivery),
     outbound: outboundPolicy(options),
     operatorToken: options.operatorToken || undefined,
   };

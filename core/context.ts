@@ -14,10 +14,13 @@ import { resolveConfig, type ServiceConfig } from './config.ts';
 import type { CreditsProvider } from './jobs/credits.ts';
 import { createJobSystem, type JobSystem } from './jobs/system.ts';
 import { consoleLogger } from './log.ts';
+import { createInstanceMetrics, type InstanceMetrics } from './ops/instance-metrics.ts';
 import { createGenerationLimiter, type GenerationLimiter } from './proxy/music/limiter.ts';
 import { createVideoTaskSystem, type VideoTaskSystem } from './proxy/video/tasks.ts';
 import { createUrlSigner, randomSecret, type UrlSigner } from './signing.ts';
 import type { Logger, Scanner, ServiceOptions, SubscriptionProvider } from './types.ts';
+import { createWebhookDeliveries, type WebhookDeliveries } from './webhooks/deliveries.ts';
+import { withJobEvents } from './webhooks/job-events.ts';
 
 /** What createService needs beyond the options a user may leave out: the engine and the providers, chosen by the caller. */
 export interface CoreServiceOptions extends Omit<ServiceOptions, 'engine' | 'providers'> {
@@ -47,6 +50,10 @@ export interface ServiceBase {
   createHasher: HasherFactory;
   /** Work that runs after the response; close() waits for it. */
   background: BackgroundTasks;
+  /** The sender of the outbox (webhooks of job events, video callbacks): wake it after writing rows. */
+  webhooks: WebhookDeliveries;
+  /** What this instance counts as things happen (uploads, job timings, /ws connections), for /metrics. */
+  metrics: InstanceMetrics;
 }
 
 export interface ServiceContext extends ServiceBase {
@@ -66,9 +73,17 @@ export async function buildContext(options: CoreServiceOptions): Promise<Service
   // A persisted random key keeps signed URLs valid across restarts without configuration.
   const secret = options.signingSecret ?? (await metadata.initSetting('url_signing_secret', randomSecret()));
   const config = resolveConfig(options);
+  const webhooks = createWebhookDeliveries({
+    store: metadata,
+    policy: config.outbound,
+    logger,
+    now,
+    pollIntervalMs: config.webhookDelivery.pollIntervalMs,
+  });
   const base: ServiceBase = {
     config,
-    metadata,
+    // Moves of jobs into an end state write the endpoints' deliveries in their own transaction.
+    metadata: withJobEvents(metadata, config.webhooks, now, webhooks.wake),
     blobs,
     events,
     engine: options.engine,
@@ -83,6 +98,8 @@ export async function buildContext(options: CoreServiceOptions): Promise<Service
     credits: options.credits,
     createHasher: options.hasher ?? createHasher,
     background: createBackgroundTasks(logger),
+    webhooks,
+    metrics: createInstanceMetrics(options.metrics),
   };
   return {
     ...base,

@@ -5,10 +5,14 @@
 
 import { buildContext, type CoreServiceOptions } from './context.ts';
 import { envelope } from './errors.ts';
+import { urlPath } from './http/links.ts';
 import { setRequestOptions } from './http/request-options.ts';
 import { createRouter } from './http/routes.ts';
+import { closingReadiness, isReadinessProbe } from './ops/readiness.ts';
+import { VIDEO_CALLBACK, videoCallbackKind } from './proxy/video/callbacks.ts';
 import { sweep, sweepOrphans } from './sweeper.ts';
 import type { Service } from './types.ts';
+import { JOB_WEBHOOK, jobWebhookKind } from './webhooks/job-events.ts';
 import { createWebSocketHooks } from './ws/hooks.ts';
 
 /** Listing the whole blob store is not for every sweep: at start, then at most this often. */
@@ -31,6 +35,8 @@ export async function createService(options: CoreServiceOptions): Promise<Servic
 
   await ctx.jobs.start();
   await ctx.videoTasks.start();
+  // Deliveries left pending by an earlier run go out now, with whatever this start wrote.
+  ctx.webhooks.start({ [JOB_WEBHOOK]: jobWebhookKind(ctx), [VIDEO_CALLBACK]: videoCallbackKind(ctx) });
 
   const router = createRouter(ctx);
   let orphansScannedAt = ctx.now();
@@ -58,6 +64,8 @@ export async function createService(options: CoreServiceOptions): Promise<Servic
   return {
     fetch: (request, fetchOptions) => {
       if (closed) {
+        // A readiness probe gets its own shape: load balancers read `checks` to say why the instance left.
+        if (isReadinessProbe(request, urlPath(request.url))) return Promise.resolve(closingReadiness(request));
         return Promise.resolve(
           Response.json(envelope('upstream_error', 'The service is shutting down.'), { status: 503, headers: { 'Retry-After': '1' } }),
         );
@@ -89,6 +97,8 @@ export async function createService(options: CoreServiceOptions): Promise<Servic
       // The runs' last events (their end) go to the other instances before the bus closes.
       await ctx.jobs.hub.flush?.();
       await ctx.videoTasks.close();
+      // After the runs' and tasks' last moves: what they wrote and could not send stays for the next start.
+      await ctx.webhooks.close();
       await Promise.all([ctx.providers.music.close?.(), ctx.providers.video.close?.()]);
       await sweeping;
       await ctx.background.idle();

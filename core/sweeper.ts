@@ -2,8 +2,9 @@
 // expires_at); this sweep deletes their records, collects blobs nothing
 // references any more, drops idempotency keys past their 24 hours, and marks
 // finished jobs past their retention `expired` (their outputs expire with them),
-// and deletes video tasks past theirs. Asked to, it also lists the blob store
-// for files a crash left without their row (assets/orphans.ts).
+// and deletes video tasks past theirs and webhook deliveries that ended long
+// enough ago. Asked to, it also lists the blob store for files a crash left
+// without their row (assets/orphans.ts).
 
 import { collectBlob } from './assets/ingest.ts';
 import { removeOrphanBlobs } from './assets/orphans.ts';
@@ -46,6 +47,8 @@ export async function sweep(ctx: ServiceContext, opts: { orphans: boolean }): Pr
   await ctx.metadata.deleteExpiredIdempotencyKeys(now);
   // Video tasks past retention (their output assets expire on their own, above).
   while ((await ctx.metadata.deleteExpiredVideoTasks(now, BATCH)).length === BATCH);
+  // Deliveries that ended (delivered or given up) are kept a while for inspection, then go.
+  while ((await ctx.metadata.deleteEndedWebhookDeliveries(now - ctx.config.webhookDelivery.retentionMs, BATCH)) === BATCH);
   let removed = 0;
   for (;;) {
     const keys = await ctx.metadata.listUnreferencedBlobs(BATCH);

@@ -184,8 +184,21 @@ export interface ServiceOptions {
    * Deliveries to a video task's callback_url: tries per state change
    * (default 6), the first retry's delay (default 1000 ms, doubling up to
    * `maxDelayMs`, default 60000) and each try's time limit (default 10000 ms).
+   * They go through the webhook outbox (durable, retried after a restart);
+   * with a `secret` (as for `webhooks`) they are signed the Standard Webhooks
+   * way too.
    */
-  videoCallbacks?: { attempts?: number; initialDelayMs?: number; maxDelayMs?: number; timeoutMs?: number };
+  videoCallbacks?: { attempts?: number; initialDelayMs?: number; maxDelayMs?: number; timeoutMs?: number; secret?: string };
+  /**
+   * Endpoints that receive job events (job.succeeded, job.failed,
+   * job.canceled) as signed Standard Webhooks POSTs, from a durable outbox:
+   * at least once, retried with backoff, through the outbound URL guard
+   * (`allowPrivateUrls` for a receiver on a private address). Every instance
+   * on a storage should be given the same list.
+   */
+  webhooks?: WebhookEndpoint[];
+  /** How webhook deliveries are retried and kept; see WebhookDeliveryOptions. */
+  webhookDelivery?: WebhookDeliveryOptions;
 
   /**
    * The operator's secret: when set, `/metrics` and `/ops/*` need
@@ -193,6 +206,54 @@ export interface ServiceOptions {
    * `/healthz` and `/readyz` always are.
    */
   operatorToken?: string;
+  /**
+   * More families for `GET /metrics`, e.g. the runtime's process metrics
+   * (CPU, memory, event-loop delay: the Node adapter's
+   * `createProcessMetrics()`, which `graphrun serve` passes). The core has
+   * none of its own: it runs where no process can be looked at.
+   */
+  metrics?: MetricsSource;
+}
+
+/** Prometheus text appended to the service's own at every scrape of `GET /metrics`. */
+export interface MetricsSource {
+  /** Whole families in the text format 0.0.4 (`# HELP`, `# TYPE`, samples), none named `graphrun_*`. */
+  collect(): Promise<string> | string;
+}
+
+/** The job events a webhook endpoint may receive. */
+export type WebhookEventType = 'job.succeeded' | 'job.failed' | 'job.canceled';
+
+/** An operator's webhook endpoint. */
+export interface WebhookEndpoint {
+  /** Where events are POSTed (http or https). */
+  url: string;
+  /**
+   * The signing key, as Standard Webhooks writes it: `whsec_` and the base64
+   * of 24 to 64 random bytes. The receiver verifies with the same string
+   * (`new Webhook(secret).verify(body, headers)`).
+   */
+  secret: string;
+  /** The events it receives; left out or `*`: all of them. */
+  events?: Array<WebhookEventType | '*'>;
+}
+
+/** Retries and retention of webhook deliveries. */
+export interface WebhookDeliveryOptions {
+  /** Tries per delivery before it is given up (dead). Default 24. */
+  attempts?: number;
+  /** Delay before the first retry, ms, doubling (±20 % jitter) up to maxDelayMs. Default 5000. */
+  initialDelayMs?: number;
+  /** Longest delay between tries, ms. Default 3600000 (an hour). */
+  maxDelayMs?: number;
+  /** Time limit of one try, ms. Default 10000. */
+  timeoutMs?: number;
+  /** A delivery not done this long after its event is given up, seconds. Default 86400. */
+  maxAgeSeconds?: number;
+  /** Delivered and given-up deliveries are removed by the sweep after this, seconds. Default 7 days. */
+  retentionSeconds?: number;
+  /** How often an instance looks for deliveries due (those it writes itself go at once), ms. Default 10000. */
+  pollIntervalMs?: number;
 }
 
 /** What one sweep pass did. */

@@ -12,6 +12,7 @@ import type { JobStore } from './interfaces/job-store.ts';
 import type { StoreLifecycle } from './interfaces/lifecycle.ts';
 import type { SettingsStore } from './interfaces/settings-store.ts';
 import type { VideoTaskStore } from './interfaces/video-task-store.ts';
+import type { WebhookOutboxStore } from './interfaces/webhook-outbox-store.ts';
 import type { WorkerSlotStore } from './interfaces/worker-slot-store.ts';
 
 export type { AccountRecord, AccountStore } from './interfaces/account-store.ts';
@@ -38,6 +39,7 @@ export type {
   JobRecord,
   JobStore,
   JobSummary,
+  JobTierCount,
   JobWorkflow,
   NewJob,
   QueueBounds,
@@ -46,10 +48,26 @@ export type {
 export { RunnerLockError, type StoreLifecycle } from './interfaces/lifecycle.ts';
 export type { SettingsStore } from './interfaces/settings-store.ts';
 export type { VideoTaskPatch, VideoTaskRecord, VideoTaskStore } from './interfaces/video-task-store.ts';
+export type {
+  NewWebhookDelivery,
+  WebhookClaim,
+  WebhookDelivery,
+  WebhookDeliveryState,
+  WebhookOutboxStore,
+  WebhookSettlement,
+} from './interfaces/webhook-outbox-store.ts';
 export type { WorkerSlotClaim, WorkerSlotKey, WorkerSlotStore } from './interfaces/worker-slot-store.ts';
 
 /** Every metadata concern in one object: what `createService` is given. */
-export interface MetadataStore extends StoreLifecycle, SettingsStore, AccountStore, IdempotencyStore, AssetStore, JobStore, VideoTaskStore {
+export interface MetadataStore
+  extends StoreLifecycle,
+    SettingsStore,
+    AccountStore,
+    IdempotencyStore,
+    AssetStore,
+    JobStore,
+    VideoTaskStore,
+    WebhookOutboxStore {
   /** Engine-server slots claimed across processes: what the worker engine's `slots` option takes. Optional for other backends. */
   workerSlots?: WorkerSlotStore;
   /** Blob keys locked across the processes sharing the storage; absent where one process uses it (its own mutex is enough). */

@@ -104,10 +104,15 @@ describe('express adapter edges', () => {
     expect(((await res.json()) as any).url).toMatch(/^https:\/\/cdn\.example\/svc\/api\/v2\/assets\//);
   });
 
-  it("answers the bare mount path and a trailing slash as the reference's server does, HEAD without a body", async () => {
+  it('answers the bare mount path and a trailing slash with the dashboard, an unknown path as the reference does, HEAD without a body', async () => {
     app = await startExpressApp();
-    await expectReferenceNotFound(await fetch(app.base));
-    await expectReferenceNotFound(await fetch(`${app.base}/?x=1`));
+    for (const url of [app.base, `${app.base}/?x=1`]) {
+      const page = await fetch(url);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(await page.text()).toContain('dashboard/app.js');
+    }
+    await expectReferenceNotFound(await fetch(`${app.base}/nowhere`));
     const head = await fetch(`${app.base}/api/v2/nothing`, { method: 'HEAD' });
     expect(head.status).toBe(404);
     expect(await head.text()).toBe('');

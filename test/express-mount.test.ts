@@ -75,7 +75,11 @@ describe.each(PARSERS)('express, graphrun at /graph, %s', (_label, before, { ech
 
   it("answers unknown routes under the prefix with its own 404 (the envelope under /api/v2, the reference's elsewhere), and wants its token", async () => {
     await expectEnvelope(await fetch(`${app.base}/api/v2/no-such-route`, { headers: AUTH }), 404, 'not_found');
-    await expectReferenceNotFound(await fetch(`${app.base}/`, { headers: AUTH }));
+    await expectReferenceNotFound(await fetch(`${app.base}/no-such-route`, { headers: AUTH }));
+    // The root under the prefix is the dashboard, its references resolved under the prefix even from `/graph`.
+    const dashboard = await fetch(app.base);
+    expect(dashboard.status).toBe(200);
+    expect(await dashboard.text()).toContain(`<base href="${new URL(app.base).pathname}/">`);
     await expectEnvelope(await fetch(`${app.base}/api/v2/jobs/${crypto.randomUUID()}`, { headers: AUTH }), 404, 'not_found');
     await expectEnvelope(await fetch(`${app.base}/api/v2/jobs/${crypto.randomUUID()}`), 401, 'unauthorized');
   });

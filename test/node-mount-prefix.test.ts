@@ -107,7 +107,9 @@ describe('Node adapter under /graph in a server of its own', () => {
     expect(asset.url.startsWith(`${origin}/graph/api/v2/assets/${asset.id}/content?`)).toBe(true);
     expect(await (await fetch(asset.url)).text()).toBe('node mount');
     await expectEnvelope(await fetch(`${origin}/graph/api/v2/nothing`), 404, 'not_found');
-    await expectReferenceNotFound(await fetch(`${origin}/graph`));
+    await expectReferenceNotFound(await fetch(`${origin}/graph/nowhere`));
+    // The prefix itself is the dashboard, resolving its files under the prefix even without the slash.
+    expect(await (await fetch(`${origin}/graph`)).text()).toContain('<base href="/graph/">');
     expect(await (await fetch(`${origin}/hello`)).text()).toBe('hello from the app');
     expect(await (await fetch(`${origin}/api/v2/assets/${asset.id}`)).text()).toBe('app: not here');
   });

@@ -91,7 +91,7 @@ describe('postgres storage specifics', () => {
       `select table_name || '.' || column_name as column, data_type as type from information_schema.columns
        where table_schema = 'public' and table_name not like 'kysely%' and data_type <> 'text' order by 1`,
     );
-    const integers = ['jobs.attempts', 'jobs.outputs_reused', 'jobs.priority'];
+    const integers = ['jobs.attempts', 'jobs.outputs_reused', 'jobs.priority', 'webhook_deliveries.attempts', 'webhook_deliveries.seq'];
     expect(rows.filter((r) => r.type !== (integers.includes(r.column) ? 'integer' : 'bigint'))).toEqual([]);
     expect(rows.map((r) => r.column)).toEqual(expect.arrayContaining(['assets.created_at', 'blobs.size', 'jobs.seq', 'video_tasks.credits']));
 

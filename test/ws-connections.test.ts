@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { ServiceContext } from '../core/context.ts';
 import { createJobHub } from '../core/jobs/hub.ts';
 import { silentLogger } from '../core/log.ts';
+import { createInstanceMetrics } from '../core/ops/instance-metrics.ts';
 import type { WsPeer } from '../core/types.ts';
 import { createConnections, SLOW_PEER_CLOSE_CODE } from '../core/ws/connections.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
@@ -33,7 +34,13 @@ class RecordingPeer implements WsPeer {
 
 function setup(maxBufferedBytes = 1000) {
   const hub = createJobHub();
-  const ctx = { metadata: createMemoryStorage().metadata, jobs: { hub }, logger: silentLogger, now: () => 1 } as unknown as ServiceContext;
+  const ctx = {
+    metadata: createMemoryStorage().metadata,
+    jobs: { hub },
+    logger: silentLogger,
+    now: () => 1,
+    metrics: createInstanceMetrics(),
+  } as unknown as ServiceContext;
   return { hub, connections: createConnections(ctx, { maxBufferedBytes }) };
 }
 
@@ -44,7 +51,7 @@ function gatedCounts() {
   const hub = createJobHub();
   const reads: Array<(n: number) => void> = [];
   const metadata = { countJobs: () => new Promise<number>((resolve) => reads.push(resolve)) };
-  const ctx = { metadata, jobs: { hub }, logger: silentLogger, now: () => 1 } as unknown as ServiceContext;
+  const ctx = { metadata, jobs: { hub }, logger: silentLogger, now: () => 1, metrics: createInstanceMetrics() } as unknown as ServiceContext;
   const connections = createConnections(ctx, { maxBufferedBytes: 1e9 });
   const peer = new RecordingPeer('p');
   connections.add(peer, 'acc');

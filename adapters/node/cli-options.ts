@@ -1,9 +1,11 @@
 // Command-line parsing for `graphrun`, apart from the CLI so it can be tested:
 // flags win over GRAPHRUN_* environment variables, which win over defaults.
 import { parseArgs } from 'node:util';
+import type { WebhookEndpoint } from '../../index.ts';
 import { CliUsageError } from './cli-errors.ts';
 import { parseStorageOptions, type StorageCliOptions } from './cli-storage-options.ts';
 import { DEFAULT_HOST, DEFAULT_PORT } from './cli-usage.ts';
+import { parseWebhookOptions } from './cli-webhook-options.ts';
 
 export { CliUsageError } from './cli-errors.ts';
 export { type BlobsCliOption, DEFAULT_DATA, type StorageCliOptions } from './cli-storage-options.ts';
@@ -22,6 +24,8 @@ export interface RunnerCliOptions extends StorageCliOptions {
   /** Vendor endpoints the generation routes (and partner nodes) forward to instead of generating locally. */
   musicUpstream: Upstream | undefined;
   videoUpstream: Upstream | undefined;
+  /** Endpoints that receive job events (--webhook, GRAPHRUN_WEBHOOKS; secret GRAPHRUN_WEBHOOK_SECRET); undefined: none. */
+  webhooks: WebhookEndpoint[] | undefined;
 }
 
 /** What `graphrun serve` takes: the runner's options, and the HTTP side. */
@@ -29,6 +33,8 @@ export interface ServeCliOptions extends RunnerCliOptions {
   host: string;
   port: number;
   token: string | undefined;
+  /** Required by /metrics and /ops/* when set (the service's operatorToken). */
+  operatorToken: string | undefined;
   /** false: API only (--no-run-jobs), a `graphrun runner` on the same storage runs the jobs. */
   runJobs: boolean;
 }
@@ -41,7 +47,7 @@ export interface Upstream {
 export type CliCommand = { command: 'help' } | { command: 'serve'; options: ServeCliOptions } | { command: 'runner'; options: RunnerCliOptions };
 
 /** Flags only `serve` has: a runner serves no HTTP and always runs jobs. */
-const SERVE_ONLY = ['host', 'port', 'token', 'no-run-jobs'] as const;
+const SERVE_ONLY = ['host', 'port', 'token', 'operator-token', 'no-run-jobs'] as const;
 
 type Env = Record<string, string | undefined>;
 
@@ -125,6 +131,7 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
         database: { type: 'string' },
         blobs: { type: 'string' },
         token: { type: 'string' },
+        'operator-token': { type: 'string' },
         // Declared as is: parseArgs knows negated booleans only from Node 22.
         'no-run-jobs': { type: 'boolean' },
         'allow-private-urls': { type: 'boolean' },
@@ -133,6 +140,7 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
         'job-lease-seconds': { type: 'string' },
         'music-upstream': { type: 'string' },
         'video-upstream': { type: 'string' },
+        webhook: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -171,6 +179,7 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
         : parseLeaseSeconds(lease, values['job-lease-seconds'] !== undefined ? '--job-lease-seconds' : 'GRAPHRUN_JOB_LEASE_SECONDS'),
     musicUpstream: parseUpstream(values['music-upstream'], env, 'music'),
     videoUpstream: parseUpstream(values['video-upstream'], env, 'video'),
+    webhooks: parseWebhookOptions(values.webhook, env),
   };
   if (command === 'runner') {
     // The serve-only variables are not read, so one environment file can serve both commands; a flag is a mistake.
@@ -186,6 +195,7 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
       host: nonEmpty(values.host, '--host') ?? fromEnv('GRAPHRUN_HOST') ?? DEFAULT_HOST,
       port: port === undefined ? DEFAULT_PORT : parsePort(port, values.port !== undefined ? '--port' : 'GRAPHRUN_PORT'),
       token: nonEmpty(values.token, '--token') ?? fromEnv('GRAPHRUN_TOKEN'),
+      operatorToken: nonEmpty(values['operator-token'], '--operator-token') ?? fromEnv('GRAPHRUN_OPERATOR_TOKEN'),
       runJobs: values['no-run-jobs'] !== true && parseSwitch(env.GRAPHRUN_RUN_JOBS, 'GRAPHRUN_RUN_JOBS', true),
       ...runner,
     },

@@ -9,6 +9,7 @@ import { createUpstreamMusicProvider } from '../../providers/upstream/music.ts';
 import { createUpstreamVideoProvider } from '../../providers/upstream/video.ts';
 import type { RunnerCliOptions } from './cli-options.ts';
 import type { CliStorage } from './cli-storage.ts';
+import { createProcessMetrics } from './process-metrics.ts';
 import { resolveHostWithDns } from './resolve-host.ts';
 
 const say = (message: string) => process.stderr.write(`graphrun: ${message}\n`);
@@ -25,12 +26,17 @@ function engineFor({ workers, jobLeaseSeconds }: RunnerCliOptions, storage: CliS
   return undefined;
 }
 
+/**
+ * `http`: what `serve` adds (a runner passes none): its token, its operator
+ * token, whether it runs jobs too; and with it the process metrics its
+ * /metrics shows.
+ */
 export async function createCliService(
   storage: CliStorage,
   options: RunnerCliOptions,
-  http: { token?: string; runJobs: boolean } = { runJobs: true },
+  http?: { token?: string; operatorToken?: string; runJobs: boolean },
 ): Promise<Service> {
-  const { allowPrivateUrls, workers, threads, jobLeaseSeconds, musicUpstream, videoUpstream } = options;
+  const { allowPrivateUrls, workers, threads, jobLeaseSeconds, musicUpstream, videoUpstream, webhooks } = options;
   // With workers, as many jobs run at once as the pool has slots (one per worker), also for the
   // CLI's one account (open or --token: the store's 'default' tier, otherwise limited to one job).
   const pool = workers.length > 0 ? { maxConcurrentJobs: workers.length, tierLimits: { default: workers.length } } : {};
@@ -42,19 +48,23 @@ export async function createCliService(
   // One outbound policy for LoadImageFromURL, video key frames and callbacks: the switch, and names resolved with node:dns.
   const service = await createService({
     storage,
-    token: http.token,
-    runJobs: http.runJobs,
+    token: http?.token,
+    operatorToken: http?.operatorToken,
+    runJobs: http?.runJobs ?? true,
+    metrics: http ? createProcessMetrics() : undefined,
     engine: engineFor(options, storage),
     localEngine,
     jobLeaseSeconds,
     allowPrivateUrls,
+    webhooks,
     resolveHost: resolveHostWithDns,
     ...pool,
     providers,
   });
   if (musicUpstream) say(`music generation forwarded to ${musicUpstream.baseUrl}`);
   if (videoUpstream) say(`video generation forwarded to ${videoUpstream.baseUrl}`);
-  if (!http.runJobs) say('serving the API only: jobs wait for a "graphrun runner" on the same storage');
+  if (webhooks) say(`job events go to ${webhooks.length} webhook endpoint(s): ${webhooks.map((w) => w.url).join(', ')}`);
+  if (http?.runJobs === false) say('serving the API only: jobs wait for a "graphrun runner" on the same storage');
   else if (workers.length > 0) say(`running jobs on ${workers.length} worker(s): ${workers.join(', ')}`);
   else if (allowPrivateUrls)
     say('outbound requests (LoadImageFromURL, video key frames, callbacks) may reach private, loopback and link-local addresses');

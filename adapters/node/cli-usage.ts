@@ -1,5 +1,6 @@
-// What `graphrun --help` prints: both commands, every flag with its variable
-// and default. README.md's CLI section says the same in a table.
+// What `graphrun --help` prints: every command, each serve/runner flag with
+// its variable and default (the client commands' flags are in their own
+// --help). README.md's CLI section says the same in a table.
 import { DEFAULT_DATA } from './cli-storage-options.ts';
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -7,12 +8,22 @@ export const DEFAULT_PORT = 8189;
 
 export const USAGE = `Usage: graphrun serve [options]
        graphrun runner [options]
+       graphrun run <workflow.json> [--input NODE.INPUT=file ...] [--out dir] [--json]
+       graphrun jobs [--status status,...] [--limit n] [--json]
+       graphrun cancel <job-id>
+       graphrun upload <file> [--json]
 
 serve   runs the workflow execution service over HTTP and WebSocket.
 runner  runs jobs only, serving no HTTP, beside "serve --no-run-jobs" instances
         on the same storage. Only one process per database runs jobs.
+run, jobs, cancel, upload
+        are a client of a running server, over its v2 API: run a workflow file with
+        a live progress bar and download its outputs (Ctrl-C cancels the job), list
+        your jobs, cancel one, upload a file as an asset. Each takes --url <url>
+        (env GRAPHRUN_URL, default http://${DEFAULT_HOST}:${DEFAULT_PORT}) and --token <secret>
+        (env GRAPHRUN_TOKEN); "graphrun <command> --help" tells the rest.
 
-Storage (both commands; by default SQLite and blob files under --data):
+Storage (serve and runner; by default SQLite and blob files under --data):
   --data <dir>      Directory for the SQLite database and blobs (env GRAPHRUN_DATA,
                     default ${DEFAULT_DATA}); unused when --database and --blobs say elsewhere
   --database <url>  Metadata in PostgreSQL: a postgres:// or postgresql:// URL
@@ -27,10 +38,14 @@ Serve only (the runner ignores these variables, so one environment serves both):
   --port <number>   Port, 0 for any free one (env GRAPHRUN_PORT, default ${DEFAULT_PORT})
   --token <secret>  Require "Authorization: Bearer <secret>" (env GRAPHRUN_TOKEN;
                     prefer the variable: flags are visible to other local users)
+  --operator-token <secret>
+                    Require "Authorization: Bearer <secret>" on /metrics and /ops/*
+                    (env GRAPHRUN_OPERATOR_TOKEN; prefer the variable); unset, they are
+                    open. /healthz and /readyz never need a token
   --no-run-jobs     Serve the API only and run no job: a "graphrun runner" on the same
                     storage runs them (env GRAPHRUN_RUN_JOBS=0 or false; default on)
 
-Engine and generation (both commands):
+Engine and generation (serve and runner):
   --allow-private-urls
                     Let outbound requests (LoadImageFromURL, video key frames by URL,
                     video callbacks) reach private, loopback and link-local addresses
@@ -50,5 +65,11 @@ Engine and generation (both commands):
   --video-upstream <url>
                     Forward /proxy/videogen to this vendor base (env GRAPHRUN_VIDEO_UPSTREAM_URL)
                     with the token in GRAPHRUN_VIDEO_UPSTREAM_TOKEN; default: local rendering
+  --webhook <url>[#event,...]
+                    POST job events (job.succeeded, job.failed, job.canceled; after a #
+                    only those named) to this URL, signed per Standard Webhooks with the
+                    secret in GRAPHRUN_WEBHOOK_SECRET (required: whsec_ and the base64 of
+                    24 to 64 random bytes); repeat for more endpoints (env GRAPHRUN_WEBHOOKS,
+                    comma-separated). Give serve and runner the same ones
   -h, --help        Show this help
 `;

@@ -97,6 +97,7 @@ export async function uploadAsset(request: Request, ctx: ServiceContext): Promis
         expires_at: retention === null ? null : now + retention * 1000,
         job_id: null,
       });
+      ctx.metrics.uploaded('v2', staged.size);
       staged = null;
       commitment.committed();
       const view = await assetView(ctx, request, result.asset, result.created_new);

@@ -12,7 +12,7 @@ import { cloudAccount } from './auth.ts';
 import { readObject } from './read-object.ts';
 
 // The reference reads these two as flags (any truthy value); other keys are ignored there too.
-const FreeBody = v.object({ unload_models: v.optional(v.unknown()), free_memory: v.optional(v.unknown()) });
+export const FreeBody = v.object({ unload_models: v.optional(v.unknown()), free_memory: v.optional(v.unknown()) });
 
 export async function postFree(request: Request, ctx: ServiceContext): Promise<Response> {
   await cloudAccount(request, ctx);

@@ -21,7 +21,7 @@ import { RUNNING_STATUSES } from './status.ts';
 const apiKey = v.pipe(v.string('must be a string'), v.maxLength(4096, 'must be at most 4096 characters'));
 
 /** The fields besides `prompt`; unknown ones are ignored, as the reference ignores them. */
-const PromptFields = v.object({
+export const PromptFields = v.object({
   // Other keys (extra_pnginfo, ...) are dropped: only the partner-node key is used, and never stored.
   extra_data: v.nullish(v.looseObject({ api_key_platform_org: v.optional(apiKey), api_key_comfy_org: v.optional(apiKey) }, 'must be an object')),
   client_id: v.nullish(v.pipe(v.string('must be a string'), v.maxLength(256, 'must be at most 256 characters'))),

@@ -93,7 +93,7 @@ export async function postQueue(request: Request, ctx: ServiceContext): Promise<
   return Response.json({ deleted, cleared: body.clear === true });
 }
 
-const InterruptBody = v.object({ prompt_id: v.nullish(v.string('must be a string')) });
+export const InterruptBody = v.object({ prompt_id: v.nullish(v.string('must be a string')) });
 
 export async function postInterrupt(request: Request, ctx: ServiceContext): Promise<Response> {
   const account = await cloudAccount(request, ctx);

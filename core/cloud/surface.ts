@@ -4,10 +4,13 @@
 // every path the other surfaces (/api/v2, /proxy/...) do not: the
 // reference's server answers any path, so a path that is no route here is
 // answered as it answers one, a 404 (or a 405 naming the methods the path
-// has) with aiohttp's plain-text body `404: Not Found`.
+// has) with aiohttp's plain-text body `404: Not Found`. Its OpenAPI document
+// is at /api/openapi.json.
+import { serveOpenApi } from '../http/openapi.ts';
 import type { Route, SurfaceDefinition } from '../http/surface.ts';
 import { CLOUD_FILES_ROUTES } from './files-routes.ts';
 import { CLOUD_JOBS_ROUTES } from './jobs-routes.ts';
+import { cloudOpenApi } from './openapi.ts';
 import { cloudErrorResponse } from './respond.ts';
 
 const TEXT = 'text/plain; charset=utf-8';
@@ -24,5 +27,7 @@ export function cloudSurface(): SurfaceDefinition {
     [method, `/api${path}`, handler],
     [method, path, handler],
   ]);
+  // Only under /api: the bare /openapi.json is the operator surface's document.
+  routes.push(['GET', '/api/openapi.json', serveOpenApi(() => cloudOpenApi(routes))]);
   return { name: 'cloud', mounts: ['/*'], routes, renderError: cloudErrorResponse, renderUnrouted: referenceUnrouted };
 }

@@ -52,6 +52,7 @@ export async function storeUpload(
   });
   if (covers(existing, staged.hash, file.type, expires)) {
     await discardBlob(ctx, staged.writer);
+    ctx.metrics.uploaded('cloud', staged.size);
     return { name, subfolder: '', type: file.type, asset: existing };
   }
   const result = await mintAsset(ctx, staged, {
@@ -62,6 +63,7 @@ export async function storeUpload(
     expires_at: expires,
     job_id: null,
   });
+  ctx.metrics.uploaded('cloud', staged.size);
   // Bytes are scanned once, when first stored.
   if (result.blob_created) scheduleScan(ctx, result.asset, await assetView(ctx, request, result.asset, result.created_new));
   return { name, subfolder: '', type: file.type, asset: result.asset };

@@ -159,6 +159,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
   return async function run(job: JobSummary): Promise<void> {
     const controller = new AbortController();
     active.set(job.id, controller);
+    ctx.metrics.jobStarted(job);
     hub.announce(job, 'running');
     const live = (event: AccountEvent) => hub.publishAccount(job.account_id, event);
     let tracker = createProgressTracker(0);
@@ -276,6 +277,8 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
     let ended: Awaited<ReturnType<typeof settle>> = null;
     try {
       ended = await settle(job, outcome, tracker, { outputs_reused: reuse.reused, cached_nodes: reuse.cachedNodes, temp_asset_ids: [...temps] });
+      // A job queued again (shutdown) has not ended: its next run is timed instead.
+      if (ended && ended.status !== 'queued') ctx.metrics.jobEnded(job, ended.status, ctx.now());
     } finally {
       active.delete(job.id);
       extraData.delete(job.id);

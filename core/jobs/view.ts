@@ -4,7 +4,7 @@
 import { isUuid } from '../../lib/uuid.ts';
 import type { AccountRecord, AssetRecord, JobSummary } from '../../storage/types.ts';
 import { signedContentUrl } from '../assets/view.ts';
-import type { ServiceContext } from '../context.ts';
+import type { ServiceBase, ServiceContext } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { linkBase, mountPrefix } from '../http/links.ts';
 import { isoTime, isoTimeOrNull } from '../iso-time.ts';
@@ -39,7 +39,7 @@ export async function findOwnJob(ctx: ServiceContext, account: AccountRecord, id
 }
 
 /** `base` is `linkBase(ctx, request)`, worked out once for all the outputs of a job. */
-function outputOf(ctx: ServiceContext, base: string, asset: AssetRecord): OutputView {
+function outputOf(ctx: ServiceBase, base: string, asset: AssetRecord): OutputView {
   const { url, url_expires_at } = signedContentUrl(ctx, base, asset);
   // Not `{ ...output, url }`: V8 (Node 20) gives each object spread then extended a hidden class of its own.
   return Object.assign(toOutputAsset(asset), { url, url_expires_at, job_id: asset.job_id });
@@ -56,7 +56,18 @@ export interface JobViewOptions {
   outputs?: AssetRecord[];
 }
 
-export async function jobView(ctx: ServiceContext, request: Request, job: JobSummary, opts: JobViewOptions = {}): Promise<JobView> {
+/**
+ * Where a view's links start when no request asks for it (a webhook): the
+ * mount prefix of host-relative links and the origin-and-prefix of absolute
+ * ones (both from publicBaseUrl, or '' for links relative to the host).
+ */
+export interface ViewLinks {
+  prefix: string;
+  base: string;
+}
+
+/** The Job as GET /api/v2/jobs/{id} shows it, its links for `request` (or as `links` say, for a message sent without one). */
+export async function jobView(ctx: ServiceBase, request: Request | ViewLinks, job: JobSummary, opts: JobViewOptions = {}): Promise<JobView> {
   // A job that never started has no outputs yet, only a queued one has a position: no query for those.
   const wantsPosition = opts.queuePosition === undefined && job.status === 'queued';
   const wantsOutputs = opts.outputs === undefined && job.started_at !== null;
@@ -67,8 +78,9 @@ export async function jobView(ctx: ServiceContext, request: Request, job: JobSum
           wantsOutputs ? ctx.metadata.listJobAssets(job.account_id, job.id) : (opts.outputs ?? []),
         ])
       : [opts.queuePosition ?? null, opts.outputs ?? []];
-  const self = `${mountPrefix(ctx, request)}${jobPath(job.id)}`;
-  const base = outputs.length === 0 ? '' : linkBase(ctx, request);
+  const links = 'base' in request ? request : null;
+  const self = `${links ? links.prefix : mountPrefix(ctx, request as Request)}${jobPath(job.id)}`;
+  const base = outputs.length === 0 ? '' : links ? links.base : linkBase(ctx, request as Request);
   return {
     id: job.id,
     status: job.status as JobView['status'],

@@ -2,8 +2,14 @@
 // the fleet's status, the web dashboard and this surface's OpenAPI document,
 // at the root of the service (or of its mount prefix). Errors in the v2
 // envelope.
+import { serveOpenApi } from '../http/openapi.ts';
 import type { Route, SurfaceDefinition } from '../http/surface.ts';
 import { v2ErrorResponse } from '../v2/errors.ts';
+import { dashboardRoutes } from './dashboard/serve.ts';
+import { metrics } from './metrics.ts';
+import { opsOpenApi } from './openapi.ts';
+import { readyz } from './readiness.ts';
+import { opsStatus } from './status.ts';
 
 /** Paths this surface owns; everything else at the root stays the cloud surface's. */
 export const OPS_MOUNTS = ['/', '/healthz', '/readyz', '/metrics', '/openapi.json', '/ops/*', '/dashboard/*'];
@@ -13,6 +19,13 @@ export function opsSurface(): SurfaceDefinition {
     // Alive: answers without touching storage or the engine, so a slow database never restarts the process.
     ['GET', '/healthz', async () => Response.json({ status: 'ok' }, { headers: { 'Cache-Control': 'no-store' } })],
     ['HEAD', '/healthz', async () => new Response(null, { headers: { 'Cache-Control': 'no-store' } })],
+    ['GET', '/readyz', readyz],
+    ['HEAD', '/readyz', readyz],
+    ['GET', '/metrics', metrics],
+    ['GET', '/ops/status', opsStatus],
+    // Built on first request, from this whole table (a route it has no operation for fails the build).
+    ['GET', '/openapi.json', serveOpenApi(() => opsOpenApi(routes))],
+    ...dashboardRoutes(),
   ];
   return { name: 'ops', mounts: OPS_MOUNTS, routes, renderError: v2ErrorResponse };
 }

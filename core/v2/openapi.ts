@@ -1,19 +1,11 @@
 // The OpenAPI document the service serves at /api/v2/openapi.json, generated
 // from the same valibot schemas the handlers validate with, so the document
 // cannot drift from what the service accepts and returns.
-import { toJsonSchema } from '@valibot/to-json-schema';
-import type { GenericSchema } from 'valibot';
+import { type Json, jsonRef as json, openApiDocument, openApiSchema as schema } from '../http/openapi.ts';
 import { JobErrorSchema, JobSchema, JobWorkflowSchema, OutputSchema, ProgressSchema } from '../jobs/job-schema.ts';
 import { JOB_STATUSES } from '../jobs/state-machine.ts';
 import { AssetSchema, ErrorEnvelopeSchema, FromHashBody, JobSubmission, UploadFields } from '../schemas.ts';
 
-const schema = (s: GenericSchema) => {
-  // Transforms and custom checks have no JSON Schema form; their rules are in the descriptions.
-  const { $schema: _, ...json } = toJsonSchema(s, { target: 'openapi-3.0', errorMode: 'ignore' }) as Record<string, unknown>;
-  return json;
-};
-
-const json = (ref: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } });
 const error = (description: string) => ({ description, content: json('ErrorEnvelope') });
 const asset = (description: string) => ({ description, content: json('Asset') });
 const job = (description: string) => ({ description, content: json('Job') });
@@ -28,7 +20,7 @@ const idempotencyKey = {
 const common = { '401': error('unauthorized'), '500': error('upstream_error') };
 
 /** Operation documents keyed by `METHOD path` as the route table writes them. */
-export const OPERATIONS: Record<string, Record<string, unknown>> = {
+export const OPERATIONS: Record<string, Json> = {
   'POST /api/v2/assets': {
     operationId: 'postAssets',
     summary: 'Upload an asset (streamed multipart)',
@@ -38,11 +30,11 @@ export const OPERATIONS: Record<string, Record<string, unknown>> = {
       content: {
         'multipart/form-data': {
           schema: (() => {
-            const fields = schema(UploadFields) as { properties: Record<string, unknown>; required: string[] };
+            const fields = schema(UploadFields) as { properties: Json; required?: string[] };
             return {
               ...fields,
               properties: { file: { type: 'string', format: 'binary' }, ...fields.properties },
-              required: ['file', ...fields.required],
+              required: ['file', ...(fields.required ?? [])],
             };
           })(),
         },
@@ -201,26 +193,17 @@ export const OPERATIONS: Record<string, Record<string, unknown>> = {
   },
 };
 
-export function openApiDocument(routes: ReadonlyArray<readonly [string, string]>): Record<string, unknown> {
-  const paths: Record<string, Record<string, unknown>> = {};
-  for (const [method, path] of routes) {
-    const op = OPERATIONS[`${method} ${path}`];
-    if (!op) throw new Error(`route ${method} ${path} has no OpenAPI operation`);
-    const key = path.replace(/:(\w+)/g, '{$1}');
-    (paths[key] ??= {})[method.toLowerCase()] = op;
-  }
-  return {
-    openapi: '3.0.3',
-    info: {
+/** The document of the v2 route table (every route of it, or this throws). */
+export function v2OpenApi(routes: ReadonlyArray<readonly [method: string, path: string, ...rest: unknown[]]>): Json {
+  return openApiDocument(
+    {
       title: 'graphrun v2 API',
       version: '2.0.0',
       description:
         'The v2 contract, plus additions that change nothing it defines: GET /api/v2/jobs (listing), `priority` and `metadata` on POST /api/v2/jobs, and `priority`, `metadata` and `outputs_reused` on every Job.',
-    },
-    security: [{ bearerAuth: [] }, {}],
-    paths,
-    components: {
+      security: [{ bearerAuth: [] }, {}],
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
+      operation: (method, path) => OPERATIONS[`${method} ${path}`],
       schemas: {
         Asset: schema(AssetSchema),
         ErrorEnvelope: schema(ErrorEnvelopeSchema),
@@ -240,5 +223,6 @@ export function openApiDocument(routes: ReadonlyArray<readonly [string, string]>
         Progress: schema(ProgressSchema),
       },
     },
-  };
+    routes,
+  );
 }

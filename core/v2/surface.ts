@@ -6,13 +6,14 @@ import { getAssetContent } from '../assets/content.ts';
 import { assetFromHash, headByHash } from '../assets/from-hash.ts';
 import { deleteAsset, getAsset } from '../assets/read.ts';
 import { uploadAsset } from '../assets/upload.ts';
+import { serveOpenApi } from '../http/openapi.ts';
 import type { Route, SurfaceDefinition } from '../http/surface.ts';
 import { jobEvents } from '../jobs/events.ts';
 import { listJobs } from '../jobs/list.ts';
 import { cancelJob, getJob, getJobWorkflow } from '../jobs/read.ts';
 import { submitJob } from '../jobs/submit.ts';
 import { v2ErrorResponse } from './errors.ts';
-import { openApiDocument } from './openapi.ts';
+import { v2OpenApi } from './openapi.ts';
 
 export function v2Surface(): SurfaceDefinition {
   const routes: Route[] = [
@@ -29,9 +30,8 @@ export function v2Surface(): SurfaceDefinition {
     ['GET', '/api/v2/jobs/:id/workflow', (r, c, p) => getJobWorkflow(r, c, p.id)],
     ['POST', '/api/v2/jobs/:id/cancel', (r, c, p) => cancelJob(r, c, p.id)],
     ['GET', '/api/v2/jobs/:id/events', (r, c, p) => jobEvents(r, c, p.id)],
-    ['GET', '/api/v2/openapi.json', async () => Response.json((document ??= openApiDocument(routes.map(([m, p]) => [m, p] as const))))],
+    // Built on first request, from the table above (which it documents whole).
+    ['GET', '/api/v2/openapi.json', serveOpenApi(() => v2OpenApi(routes))],
   ];
-  // Built on first request, from the table above (which it documents whole).
-  let document: Record<string, unknown> | undefined;
   return { name: 'v2', mounts: ['/api/v2/*'], routes, renderError: v2ErrorResponse };
 }

@@ -192,6 +192,7 @@ export function createConnections(ctx: ServiceContext, opts: { maxBufferedBytes?
     const entry = peers.get(peer.id);
     if (!entry) return;
     peers.delete(peer.id);
+    ctx.metrics.websockets.dec();
     const ch = channels.get(entry.accountId);
     if (!ch) return;
     ch.peers.delete(peer.id);
@@ -205,6 +206,7 @@ export function createConnections(ctx: ServiceContext, opts: { maxBufferedBytes?
   return {
     add(peer, accountId, greeting) {
       const entry: PeerEntry = { peer, accountId, previewMetadata: false, joined: false };
+      if (!peers.has(peer.id)) ctx.metrics.websockets.inc();
       peers.set(peer.id, entry);
       const ch = channels.get(accountId) ?? open(accountId);
       ch.peers.set(peer.id, entry);

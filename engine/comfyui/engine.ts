@@ -186,6 +186,8 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
   return {
     name: 'comfyui',
     readiness: () => pool.readiness(),
+    // busy counts this process's prompts there, a canceled one it has not let go of yet included (it holds its slot).
+    servers: () => pool.workers.map((w) => ({ url: w.url, healthy: w.healthy, busy: w.running, slots: perWorker })),
     nodeDefinitions,
     validate: async (workflow) => {
       const current = await currentUnion();

@@ -6,6 +6,8 @@
 // listJobWorkflows reads it, for the jobs named, so whoever shows or runs
 // workflows holds as many at once as it asks for.
 
+import type { NewWebhookDelivery } from './webhook-outbox-store.ts';
+
 /** A job row without its workflow. Times are epoch ms; JSON columns hold what the API shows. */
 export interface JobSummary {
   id: string;
@@ -141,6 +143,8 @@ export interface JobPatch {
   add_attempts?: number;
   /** null: releases the lease (a later claim takes a new token; this one no longer fences anything). */
   lease?: null;
+  /** Deliveries announcing the move, written in the same transaction, only when the move happens. */
+  outbox?: readonly NewWebhookDelivery[];
 }
 
 /** Which of an account's jobs a listing takes. */
@@ -171,6 +175,15 @@ export interface AccountJobQuery extends AccountJobFilter {
    * repeats a job when jobs are submitted between two pages).
    */
   before_seq?: number;
+}
+
+/** One row of countJobsByTier: the jobs of one status whose accounts are of one tier. */
+export interface JobTierCount {
+  tier: string;
+  status: string;
+  count: number;
+  /** `created_at` of the oldest of them (epoch ms): for `queued`, how long the queue's head has waited. */
+  oldest_created_at: number;
 }
 
 /**
@@ -239,6 +252,13 @@ export interface JobStore {
    */
   listAccountsWithQueuedJobs(limit: number): Promise<Array<{ account_id: string; oldest_seq: number; last_claimed_at: number }>>;
   countJobs(statuses: string[], accountId?: string): Promise<number>;
+  /**
+   * Jobs in these statuses counted by status and their account's tier (an
+   * account without a row counts as tier `default`, what upsertAccount
+   * gives it), with the oldest's created_at: the fleet's gauges and queue
+   * depth per tier in one grouped read. Groups with no job are left out.
+   */
+  countJobsByTier(statuses: string[]): Promise<JobTierCount[]>;
   /**
    * Queued jobs ahead of this one (its 0-based place in the global queue):
    * other accounts' jobs submitted before it, and its account's jobs before

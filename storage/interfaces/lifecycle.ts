@@ -8,6 +8,12 @@ export interface StoreLifecycle {
   /** Releases the backend's resources; safe to call more than once. */
   close(): Promise<void>;
   /**
+   * The cheapest round trip to the backend (readiness probes): resolves
+   * when it answers, rejects when it cannot (unreachable, closed). Callers
+   * bound the wait themselves.
+   */
+  ping(): Promise<void>;
+  /**
    * Makes this process the storage's one job runner, for a backend that only
    * one process may run jobs on (SQLite, PostgreSQL): throws RunnerLockError while
    * another live process holds that place; close() gives it up. Backends

@@ -1,6 +1,8 @@
 // Multi-frame video tasks (the /proxy/videogen surface): durable records a
 // restart resumes, each state change a compare-and-set as for jobs.
 
+import type { NewWebhookDelivery } from './webhook-outbox-store.ts';
+
 /**
  * A multi-frame video task (POST /proxy/videogen/multiframe). Times are epoch
  * ms; `request` holds the validated request fields as the record shows them.
@@ -30,6 +32,8 @@ export interface VideoTaskPatch {
   output_asset_id?: string | null;
   error?: Record<string, unknown> | null;
   updated_at: number;
+  /** Deliveries announcing the change (its callback), written in the same transaction, only when the change happens. */
+  outbox?: readonly NewWebhookDelivery[];
 }
 
 /** Video task persistence: every state change is a compare-and-set on the current state. */

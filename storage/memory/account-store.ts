@@ -3,7 +3,8 @@ import type { AccountRecord, AccountStore } from '../types.ts';
 
 const DEFAULT_TIER = 'default';
 
-export function createMemoryAccountStore(): AccountStore {
+/** `tierOf` is for the job store beside it, whose counts by tier read the accounts as the SQL join does. */
+export function createMemoryAccountStore(): AccountStore & { tierOf(id: string): string } {
   const accounts = new Map<string, AccountRecord>();
   const apiKeys = new Map<string, string>(); // key hash -> account id
   return {
@@ -25,5 +26,6 @@ export function createMemoryAccountStore(): AccountStore {
       const account = id === undefined ? undefined : accounts.get(id);
       return account ? { ...account } : null;
     },
+    tierOf: (id) => accounts.get(id)?.tier ?? DEFAULT_TIER,
   };
 }

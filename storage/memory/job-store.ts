@@ -9,6 +9,7 @@
 import { parseJson, stringifyJson } from '../../lib/json.ts';
 import type { JobStore, JobSummary, LeaseFence, NewJob, QueueBounds, QueueRefusal } from '../types.ts';
 import { createMemoryJobListing, type OutputRow } from './job-listing.ts';
+import { createMemoryJobTierCounts } from './job-tier-counts.ts';
 
 const EXPIRED = 'expired';
 /** Progress after a job has left these statuses would overwrite a final snapshot; a lease covers them. */
@@ -23,8 +24,14 @@ const byPick = (x: JobSummary, y: JobSummary) => y.priority - x.priority || x.se
 // a database round-trip would not.
 const copy = (job: JobSummary): JobSummary => structuredClone(job);
 
-/** `assets` yields every stored asset row (the asset store owns them; the listings read them). */
-export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStore & { holdsLease(fence: LeaseFence): boolean } {
+/**
+ * `assets` yields every stored asset row (the asset store owns them; the
+ * listings read them); `tierOf` gives an account's tier (the counts by tier).
+ */
+export function createMemoryJobStore(
+  assets: () => Iterable<OutputRow>,
+  tierOf: (accountId: string) => string = () => 'default',
+): JobStore & { holdsLease(fence: LeaseFence): boolean } {
   const jobs = new Map<string, JobSummary>();
   const workflows = new Map<string, string>();
   /** Fencing tokens by job: they outlive a lease (a release or the next claim makes a new one). */
@@ -83,6 +90,7 @@ export function createMemoryJobStore(assets: () => Iterable<OutputRow>): JobStor
 
   return {
     ...createMemoryJobListing(jobs, assets),
+    ...createMemoryJobTierCounts(jobs, tierOf),
 
     createJob,
     async getJob(accountId, id) {

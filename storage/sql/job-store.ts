@@ -8,10 +8,12 @@ import { parseJson, stringifyJson } from '../../lib/json.ts';
 import type { JobStore } from '../types.ts';
 import { createSqlJobInsert } from './job-create.ts';
 import { createSqlJobListing } from './job-listing.ts';
+import { createSqlJobTierCounts } from './job-tier-counts.ts';
 import { type DirectReader, queryTemplate } from './query-template.ts';
 import { idsToText, JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
 import { type Database, type JobsTable, toNumber } from './schema.ts';
 import { takeTurn } from './take-turn.ts';
+import { insertWebhookDeliveries } from './webhook-outbox-store.ts';
 
 /** The `counters` row that one account's claims take in turn (see claimJob); it holds the last claim's time. */
 const CLAIM_PREFIX = 'claim:';
@@ -52,6 +54,7 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
 
   return {
     ...createSqlJobListing(db),
+    ...createSqlJobTierCounts(db),
 
     createJob: createSqlJobInsert(db),
     async getJob(accountId, id) {
@@ -82,30 +85,42 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
     },
 
     async transitionJob(id, from, to, patch = {}, guard = {}) {
-      const { add_attempts, progress, error, outputs_reused, cached_nodes, temp_asset_ids, lease, ...times } = patch;
-      let query = db
-        .updateTable('jobs')
-        .set((eb) => {
-          const set: Updateable<JobsTable> = { status: to };
-          // Only keys present in the patch change; an explicit null clears.
-          for (const [k, v] of Object.entries(times)) if (v !== undefined) Object.assign(set, { [k]: v });
-          if (progress !== undefined) set.progress = json(progress);
-          if (error !== undefined) set.error = json(error);
-          if (outputs_reused !== undefined) set.outputs_reused = outputs_reused ? 1 : 0;
-          if (cached_nodes !== undefined) set.cached_nodes = idsToText(cached_nodes);
-          if (temp_asset_ids !== undefined) set.temp_asset_ids = idsToText(temp_asset_ids);
-          const counts = add_attempts ? { attempts: eb('attempts', '+', add_attempts) } : {};
-          // A released lease fences out its holder at once, not only once the job is claimed again.
-          const release = lease === null ? { lease_owner: null, lease_expires_at: null, lease_token: sql<number>`lease_token + 1` } : {};
-          return { ...set, ...counts, ...release };
-        })
-        .where('id', '=', id)
-        .where('status', '=', from);
-      if (guard.lease_token !== undefined) query = query.where('lease_token', '=', guard.lease_token);
-      const before = guard.lease_expired_before;
-      if (before !== undefined) query = query.where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', before)]));
-      const result = await query.executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
+      const { add_attempts, progress, error, outputs_reused, cached_nodes, temp_asset_ids, lease, outbox, ...times } = patch;
+      // With deliveries to write, the move and its deliveries commit together or not at all.
+      if (outbox !== undefined && outbox.length > 0) {
+        return db.transaction().execute(async (tx) => {
+          const moved = await move(tx);
+          if (moved) await insertWebhookDeliveries(tx, outbox);
+          return moved;
+        });
+      }
+      return move(db);
+
+      async function move(db: Kysely<Database>): Promise<boolean> {
+        let query = db
+          .updateTable('jobs')
+          .set((eb) => {
+            const set: Updateable<JobsTable> = { status: to };
+            // Only keys present in the patch change; an explicit null clears.
+            for (const [k, v] of Object.entries(times)) if (v !== undefined) Object.assign(set, { [k]: v });
+            if (progress !== undefined) set.progress = json(progress);
+            if (error !== undefined) set.error = json(error);
+            if (outputs_reused !== undefined) set.outputs_reused = outputs_reused ? 1 : 0;
+            if (cached_nodes !== undefined) set.cached_nodes = idsToText(cached_nodes);
+            if (temp_asset_ids !== undefined) set.temp_asset_ids = idsToText(temp_asset_ids);
+            const counts = add_attempts ? { attempts: eb('attempts', '+', add_attempts) } : {};
+            // A released lease fences out its holder at once, not only once the job is claimed again.
+            const release = lease === null ? { lease_owner: null, lease_expires_at: null, lease_token: sql<number>`lease_token + 1` } : {};
+            return { ...set, ...counts, ...release };
+          })
+          .where('id', '=', id)
+          .where('status', '=', from);
+        if (guard.lease_token !== undefined) query = query.where('lease_token', '=', guard.lease_token);
+        const before = guard.lease_expired_before;
+        if (before !== undefined) query = query.where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', before)]));
+        const result = await query.executeTakeFirst();
+        return Number(result.numUpdatedRows) > 0;
+      }
     },
     async saveProgress(id, progress, outputsReused, leaseToken) {
       let query = db

@@ -1,5 +1,6 @@
-// StoreLifecycle over kysely: migrations at start, the connection closed once.
-import type { Kysely } from 'kysely';
+// StoreLifecycle over kysely: migrations at start, the connection closed once,
+// and `select 1` as the ping.
+import { type Kysely, sql } from 'kysely';
 import type { StoreLifecycle } from '../types.ts';
 import { migrateToLatest } from './migrations.ts';
 import type { Database } from './schema.ts';
@@ -13,6 +14,11 @@ export function createSqlLifecycle(db: Kysely<Database>): StoreLifecycle {
       if (closed) return;
       closed = true;
       await db.destroy();
+    },
+    async ping() {
+      // kysely would hand a destroyed pool's query on; say it plainly instead.
+      if (closed) throw new Error('the store is closed');
+      await sql`select 1`.execute(db);
     },
   };
 }

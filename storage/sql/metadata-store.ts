@@ -1,5 +1,6 @@
 // The MetadataStore over kysely: one store per concern (settings, accounts,
-// idempotency, assets, jobs, video tasks, worker slots, lifecycle), composed
+// idempotency, assets, jobs, video tasks, the webhook outbox, worker slots,
+// lifecycle), composed
 // over one database. Dialect-neutral: every store uses only constructs SQLite and
 // PostgreSQL share (ON CONFLICT, RETURNING, NOT EXISTS, IN subqueries with
 // LIMIT), so the same code serves the embedded and the scale-out database.
@@ -14,6 +15,7 @@ import type { DirectReader } from './query-template.ts';
 import type { Database } from './schema.ts';
 import { createSqlSettingsStore } from './settings-store.ts';
 import { createSqlVideoTaskStore } from './video-task-store.ts';
+import { createSqlWebhookOutboxStore } from './webhook-outbox-store.ts';
 import { createSqlWorkerSlotStore } from './worker-slot-store.ts';
 
 /**
@@ -29,6 +31,7 @@ export function createSqlMetadataStore(db: Kysely<Database>, direct?: DirectRead
     ...createSqlAssetStore(db, direct),
     ...createSqlJobStore(db, { direct, rowLocks: opts.rowLocks }),
     ...createSqlVideoTaskStore(db),
+    ...createSqlWebhookOutboxStore(db),
     workerSlots: createSqlWorkerSlotStore(db),
   };
 }

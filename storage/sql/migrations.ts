@@ -281,6 +281,42 @@ migrations['0010_worker_slots'] = {
   },
 };
 
+migrations['0011_webhook_deliveries'] = {
+  // The outbox of outgoing deliveries (webhooks of job events, video
+  // callbacks; storage/interfaces/webhook-outbox-store.ts): written in the
+  // transaction of the change they announce, claimed under a lease, kept
+  // after they end until the sweep removes them.
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable('webhook_deliveries')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('event_id', 'text', (c) => c.notNull())
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('endpoint', 'text', (c) => c.notNull())
+      .addColumn('event_type', 'text', (c) => c.notNull())
+      .addColumn('subject', 'text', (c) => c.notNull())
+      .addColumn('seq', 'integer', (c) => c.notNull())
+      .addColumn('payload', 'text')
+      .addColumn('state', 'text', (c) => c.notNull())
+      .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
+      .addColumn('claimed_by', 'text')
+      .addColumn('claimed_until', 'bigint')
+      .addColumn('last_error', 'text')
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('ended_at', 'bigint')
+      .execute();
+    // The senders' scan for due rows and the next due time; the sweep's scan for ended ones.
+    await db.schema.createIndex('webhook_deliveries_state_due_idx').on('webhook_deliveries').columns(['state', 'next_attempt_at']).execute();
+    await db.schema.createIndex('webhook_deliveries_state_ended_idx').on('webhook_deliveries').columns(['state', 'ended_at']).execute();
+    // A row waits for the earlier pending rows of its subject and endpoint.
+    await db.schema.createIndex('webhook_deliveries_subject_idx').on('webhook_deliveries').columns(['subject', 'endpoint', 'seq']).execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropTable('webhook_deliveries').execute();
+  },
+};
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /**

@@ -138,7 +138,28 @@ export interface WorkerSlotsTable {
   expires_at: Int8;
 }
 
+/** A delivery of the outbox (webhook-outbox-store.ts). */
+export interface WebhookDeliveriesTable {
+  id: string;
+  event_id: string;
+  kind: string;
+  endpoint: string;
+  event_type: string;
+  subject: string;
+  seq: number;
+  payload: string | null;
+  state: string;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: Int8;
+  claimed_by: string | null;
+  claimed_until: NullableInt8;
+  last_error: string | null;
+  created_at: Int8;
+  ended_at: NullableInt8;
+}
+
 export interface Database {
+  webhook_deliveries: WebhookDeliveriesTable;
   event_payloads: EventPayloadsTable;
   worker_slots: WorkerSlotsTable;
   blocked_blobs: BlockedBlobsTable;

@@ -1,9 +1,11 @@
 // VideoTaskStore over kysely, composed into the SQL metadata store. A state
 // change is one conditional UPDATE (`... WHERE state = from`) whose row count
-// says who won, as for jobs.
+// says who won, as for jobs; a change's callback row is written in the same
+// transaction.
 import type { Kysely, Selectable, Updateable } from 'kysely';
 import type { VideoTaskRecord, VideoTaskStore } from '../types.ts';
 import { type Database, toNumber, type VideoTasksTable } from './schema.ts';
+import { insertWebhookDeliveries } from './webhook-outbox-store.ts';
 
 const toTask = (r: Selectable<Database['video_tasks']>): VideoTaskRecord => ({
   ...r,
@@ -33,8 +35,16 @@ export function createSqlVideoTaskStore(db: Kysely<Database>): VideoTaskStore {
       if (patch.provider_task_id !== undefined) set.provider_task_id = patch.provider_task_id;
       if (patch.output_asset_id !== undefined) set.output_asset_id = patch.output_asset_id;
       if (patch.error !== undefined) set.error = patch.error === null ? null : JSON.stringify(patch.error);
-      const result = await db.updateTable('video_tasks').set(set).where('id', '=', id).where('state', '=', from).executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
+      const move = async (q: Kysely<Database>) =>
+        Number((await q.updateTable('video_tasks').set(set).where('id', '=', id).where('state', '=', from).executeTakeFirst()).numUpdatedRows) > 0;
+      const outbox = patch.outbox ?? [];
+      if (outbox.length === 0) return move(db);
+      // The change and its callback commit together or not at all.
+      return db.transaction().execute(async (tx) => {
+        const moved = await move(tx);
+        if (moved) await insertWebhookDeliveries(tx, outbox);
+        return moved;
+      });
     },
     async listVideoTasksByState(states, limit) {
       // `IN ()` is a syntax error on PostgreSQL, so an empty set never reaches SQL.

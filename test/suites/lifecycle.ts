@@ -22,6 +22,12 @@ export function lifecycleSuite(make: MakeStore<StoreLifecycle & SettingsStore>):
       expect(await store.getSetting('missing')).toBeNull();
     });
 
+    it('ping answers while the store is open and fails once it is closed', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+      await store.close();
+      await expect(store.ping()).rejects.toThrow();
+    });
+
     // createService and the storage's own close() may both close the store;
     // a backend whose client refuses a second close (pg's Pool.end) must guard it.
     it('close may be called more than once', async () => {

@@ -7,10 +7,12 @@ import { accountStoreSuite } from './account-store.ts';
 import { assetStoreSuite } from './asset-store.ts';
 import { idempotencyStoreSuite } from './idempotency-store.ts';
 import { jobStoreSuite } from './job-store.ts';
+import { jobTierCountSuite } from './job-store-tier-counts.ts';
 import { lifecycleSuite } from './lifecycle.ts';
 import { settingsStoreSuite } from './settings-store.ts';
 import type { MakeStore } from './store-fixtures.ts';
 import { videoTaskStoreSuite } from './video-task-store.ts';
+import { webhookOutboxStoreSuite } from './webhook-outbox-store.ts';
 
 export type { MakeStore, StoreFixture } from './store-fixtures.ts';
 
@@ -22,6 +24,8 @@ export function metadataStoreSuite(name: string, make: MakeStore<MetadataStore>)
     idempotencyStoreSuite(make);
     assetStoreSuite(make);
     jobStoreSuite(make);
+    jobTierCountSuite(make);
     videoTaskStoreSuite(make);
+    webhookOutboxStoreSuite(make);
   });
 }

@@ -22,6 +22,7 @@ import { blake3Of, expectEnvelope, randomBytes, trickyPayload, UUID } from '../h
 import { uploadForm } from '../helpers/harness.ts';
 import { expectJobShape, heavyWorkflow, PNG_SIGNATURE, saveImageWorkflow } from '../helpers/jobs.ts';
 import { blake3Hash, expectWav, MUSIC_PATH, musicForm, ndjsonEvents } from '../helpers/music.ts';
+import { readMetrics } from '../helpers/prometheus.ts';
 import { eventsOf, SseReader } from '../helpers/sse-client.ts';
 import { MULTIFRAME, multiframe, taskPath } from '../helpers/video.ts';
 import { connectWs, refusedUpgrade, type WsClient } from '../helpers/ws-client.ts';
@@ -216,6 +217,21 @@ export function runtimeConformance(label: string, start: StartRuntimeServer, opt
           .filter((e) => e.event === 'status')
           .map((e) => e.json.status);
         expect(statuses.at(-1)).toBe('canceled');
+      });
+    });
+
+    describe('operator surface', () => {
+      it('answers /readyz ready, and /metrics in the Prometheus text format counting what this server stored', async () => {
+        const ready = await fetch(`${base}/readyz`);
+        expect(ready.status).toBe(200);
+        expect(await ready.json()).toEqual({ status: 'ready', checks: { storage: { ok: true }, engine: { ok: true, state: 'ready' } } });
+        const res = await fetch(`${base}/metrics`);
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+        const m = readMetrics(await res.text());
+        expect(m.value('graphrun_ready')).toBe(1);
+        // The v2 upload cases above ran first.
+        expect(m.value('graphrun_uploads_total', { surface: 'v2' })).toBeGreaterThan(0);
       });
     });
 

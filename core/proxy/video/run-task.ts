@@ -7,7 +7,7 @@
 
 import { pause } from '../../../lib/pause.ts';
 import { type ProviderTaskState, type ProviderVideo, type VideoProvider, VideoProviderError, type VideoRequest } from '../../../providers/video.ts';
-import type { VideoTaskPatch, VideoTaskRecord } from '../../../storage/types.ts';
+import type { NewWebhookDelivery, VideoTaskPatch, VideoTaskRecord } from '../../../storage/types.ts';
 import { mintAsset, stageBlob } from '../../assets/ingest.ts';
 import type { ServiceBase } from '../../context.ts';
 import { videoErrorBody } from './errors.ts';
@@ -25,8 +25,10 @@ export interface TaskRunDeps {
   provider: VideoProvider;
   /** Aborted when the service closes. */
   signal: AbortSignal;
-  /** Called after every committed state change, with the task as it now is. */
-  changed(task: VideoTaskRecord): void;
+  /** The deliveries announcing a state change (its callback), built before it commits, with the task as it will be. */
+  announce(task: VideoTaskRecord): Promise<NewWebhookDelivery[]>;
+  /** Called after a committed state change that wrote deliveries. */
+  announced(): void;
   /** A task still open this long after creation fails. */
   maxTaskMs: number;
 }
@@ -47,13 +49,15 @@ export async function runVideoTask(deps: TaskRunDeps, initial: VideoTaskRecord):
   /** Moves the row from the state this run last saw; false when another writer moved it first. */
   async function move(to: TaskState, patch: Omit<VideoTaskPatch, 'updated_at'> = {}): Promise<boolean> {
     const updated_at = ctx.now();
-    if (!(await ctx.metadata.transitionVideoTask(task.id, task.state, to, { ...patch, updated_at }))) {
+    const next = { ...task, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)), state: to, updated_at };
+    // Every new state is announced, in the change's own transaction.
+    const outbox = to !== task.state ? await deps.announce(next) : [];
+    if (!(await ctx.metadata.transitionVideoTask(task.id, task.state, to, { ...patch, updated_at, outbox }))) {
       ctx.logger.warn('video task moved by another writer; this run stops', { task_id: task.id, expected: task.state, to });
       return false;
     }
-    const changed = to !== task.state;
-    task = { ...task, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)), state: to, updated_at };
-    if (changed) deps.changed(task);
+    task = next;
+    if (outbox.length > 0) deps.announced();
     return true;
   }
 

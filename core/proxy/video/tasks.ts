@@ -1,12 +1,12 @@
 // The video tasks of one service: started when accepted, resumed at start
 // when a restart left them open, each run in the background with its
 // callbacks; close() stops them where they stand (their rows stay open for
-// the next start). Tasks run on the instance that accepted or resumed them.
+// the next start). Tasks run on the instance that accepted or resumed them;
+// their callbacks wait in the outbox for whichever instance sends them.
 import type { VideoTaskRecord } from '../../../storage/types.ts';
 import type { ServiceBase } from '../../context.ts';
 import { errorText } from '../../log.ts';
-import { createCallbackSender } from './callbacks.ts';
-import { taskView } from './record.ts';
+import { callbackDeliveries } from './callbacks.ts';
 import { runVideoTask } from './run-task.ts';
 import { OPEN_STATES } from './states.ts';
 
@@ -25,22 +25,14 @@ export interface VideoTaskSystem {
 export function createVideoTaskSystem(ctx: ServiceBase): VideoTaskSystem {
   const stopping = new AbortController();
   const running = new Map<string, Promise<void>>();
-  const callbacks = createCallbackSender({
-    policy: ctx.config.outbound,
-    logger: ctx.logger,
-    options: ctx.config.videoCallbacks,
-    signal: stopping.signal,
-  });
-
-  const changed = (task: VideoTaskRecord) => {
-    const url = task.request.callback_url;
-    if (typeof url === 'string') callbacks.send(task.id, url, task.state, () => taskView(ctx, task, task.link_base));
-  };
+  // Callbacks go through the outbox (callbacks.ts): its sender delivers them, also after a restart.
+  const announce = (task: VideoTaskRecord) => callbackDeliveries(ctx, task);
+  const announced = () => ctx.webhooks.wake();
 
   const system: VideoTaskSystem = {
     accept(task) {
       if (stopping.signal.aborted || running.has(task.id)) return;
-      const deps = { ctx, provider: ctx.providers.video, signal: stopping.signal, changed, maxTaskMs: MAX_TASK_MS };
+      const deps = { ctx, provider: ctx.providers.video, signal: stopping.signal, announce, announced, maxTaskMs: MAX_TASK_MS };
       // A later task: the request that accepted the task is answered first.
       const run = new Promise((resolve) => setTimeout(resolve, 0))
         .then(() => runVideoTask(deps, task))
@@ -56,7 +48,6 @@ export function createVideoTaskSystem(ctx: ServiceBase): VideoTaskSystem {
     async close() {
       stopping.abort(new DOMException('The service is closing.', 'AbortError'));
       await Promise.all([...running.values()]);
-      await callbacks.idle();
     },
   };
   return system;
