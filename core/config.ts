@@ -4,6 +4,7 @@
 import type { UrlPolicy } from '../lib/net/url-guard.ts';
 import type { ServiceOptions } from './types.ts';
 import {
+  positive,
   resolveWebhookDelivery,
   resolveWebhookEndpoints,
   type WebhookDeliverySettings,
@@ -92,7 +93,16 @@ function publicBase(raw: string | undefined): ServiceConfig['publicBase'] {
 }
 
 function videoCallbacks(options: ServiceOptions['videoCallbacks']): CallbackSettings {
-  const settings = { ...DEFAULT_CALLBACK_SETTINGS, ...options };
+  const o = options ?? {};
+  const d = DEFAULT_CALLBACK_SETTINGS;
+  // Each knob checked (an explicit undefined is the default): a NaN delay or lease would stall the outbox.
+  const settings: CallbackSettings = {
+    attempts: positive(o.attempts, d.attempts, 'videoCallbacks.attempts', true),
+    initialDelayMs: positive(o.initialDelayMs, d.initialDelayMs, 'videoCallbacks.initialDelayMs'),
+    maxDelayMs: positive(o.maxDelayMs, d.maxDelayMs, 'videoCallbacks.maxDelayMs'),
+    timeoutMs: positive(o.timeoutMs, d.timeoutMs, 'videoCallbacks.timeoutMs'),
+    ...(o.secret !== undefined && { secret: o.secret }),
+  };
   const problem = settings.secret === undefined ? null : webhookSecretProblem(settings.secret);
   if (problem) throw new TypeError(`videoCallbacks.secret ${problem}`);
   return settings;

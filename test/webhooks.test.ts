@@ -293,6 +293,7 @@ describe('webhook options', () => {
       /^webhooks\[0\]\.events: unknown event "job\.done"; known: job\.succeeded, job\.failed, job\.canceled, or "\*" for all$/,
     ],
     [[{ url, secret, events: [] }], /^webhooks\[0\]\.events must list events/],
+    [[{ url: `${url}?${'x'.repeat(2048)}`, secret }], /^webhooks\[0\]\.url must be at most 2048 characters long$/],
     [
       [
         { url, secret },
@@ -310,6 +311,10 @@ describe('webhook options', () => {
       'webhookDelivery.maxDelayMs must not be below webhookDelivery.initialDelayMs',
     );
     await expect(open({ videoCallbacks: { secret: 'plain' } })).rejects.toThrow(/^videoCallbacks\.secret must be "whsec_"/);
+    // An explicit undefined is the default; a value that is not a positive number is refused, not turned into a NaN lease.
+    await (await open({ videoCallbacks: { timeoutMs: undefined } })).close();
+    await expect(open({ videoCallbacks: { timeoutMs: Number.NaN } })).rejects.toThrow('videoCallbacks.timeoutMs must be a positive number, got NaN');
+    await expect(open({ videoCallbacks: { attempts: 1.5 } })).rejects.toThrow('videoCallbacks.attempts must be a positive whole number, got 1.5');
   });
 
   it('takes good ones: events by name or "*", a secret of 24 to 64 bytes', async () => {

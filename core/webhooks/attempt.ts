@@ -22,6 +22,9 @@ export interface AttemptDeps {
   signal: AbortSignal;
 }
 
+/** How soon a row this instance cannot send is looked at again (by whichever instance can). */
+export const UNSENT_RETRY_MS = 10_000;
+
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export async function attemptDelivery(deps: AttemptDeps, kind: DeliveryKind, row: WebhookDelivery): Promise<void> {
@@ -57,7 +60,13 @@ export async function attemptDelivery(deps: AttemptDeps, kind: DeliveryKind, row
     return settle({ state: 'dead', at: now(), error: message(err) });
   }
   const secret = kind.secret(row);
-  if (secret === null) return failed(`the endpoint ${row.endpoint} is not configured on this instance`);
+  if (secret === null) {
+    // Another instance may know the endpoint (a configuration being rolled out): this claim sent nothing, so it costs no try.
+    const at = now();
+    const error = `the endpoint ${row.endpoint} is not configured on this instance`;
+    if (at - row.created_at >= kind.settings.maxAgeMs) return settle({ state: 'dead', at, error });
+    return settle({ state: 'pending', next_attempt_at: at + UNSENT_RETRY_MS, error, untried: true });
+  }
   let body = row.payload;
   if (body === null) {
     try {
@@ -87,7 +96,7 @@ export async function attemptDelivery(deps: AttemptDeps, kind: DeliveryKind, row
     }
     failure = `HTTP ${status}`;
   } catch (err) {
-    if (signal.aborted) return settle({ state: 'pending', next_attempt_at: now(), error: 'interrupted: the service was closing' });
+    if (signal.aborted) return settle({ state: 'pending', next_attempt_at: now(), error: 'interrupted: the service was closing', untried: true });
     if (err instanceof OutboundUrlError && (err.kind === 'refused' || err.kind === 'invalid')) {
       logger.warn(`${label} refused by the outbound guard`, { ...fields, error: err.message });
       return settle({ state: 'dead', at: now(), error: err.message });

@@ -63,7 +63,7 @@ export function createWebhookDeliveries(deps: DeliveriesDeps): WebhookDeliveries
           .settleWebhookDelivery(
             row.id,
             { owner, attempts: row.attempts },
-            { state: 'pending', next_attempt_at: now() + pollIntervalMs, error: `no sender for ${row.kind}` },
+            { state: 'pending', next_attempt_at: now() + pollIntervalMs, error: `no sender for ${row.kind}`, untried: true },
           )
           .then(() => undefined);
     return work.catch((err: unknown) => logger.error('webhook delivery failed', { delivery_id: row.id, kind: row.kind, error: errorText(err) }));

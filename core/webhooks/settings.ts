@@ -72,6 +72,8 @@ export function webhookSecretProblem(secret: unknown): string | null {
 }
 
 /** An http(s) URL with a host, normalized; throws TypeError naming `from`. */
+const MAX_URL_LENGTH = 2048;
+
 export function webhookUrl(raw: unknown, from: string): string {
   let url: URL | null = null;
   try {
@@ -82,6 +84,8 @@ export function webhookUrl(raw: unknown, from: string): string {
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) {
     throw new TypeError(`${from} must be an http(s) URL, got ${JSON.stringify(raw)}`);
   }
+  // As video callback_url is bounded: a URL is a row of every delivery to it.
+  if (url.href.length > MAX_URL_LENGTH) throw new TypeError(`${from} must be at most ${MAX_URL_LENGTH} characters long`);
   return url.href;
 }
 
@@ -116,7 +120,7 @@ export function resolveWebhookEndpoints(endpoints: readonly WebhookEndpoint[] | 
   });
 }
 
-function positive(value: number | undefined, fallback: number, from: string, integer = false): number {
+export function positive(value: number | undefined, fallback: number, from: string, integer = false): number {
   if (value === undefined) return fallback;
   if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
     throw new TypeError(`${from} must be a positive ${integer ? 'whole number' : 'number'}, got ${value}`);
@@ -136,7 +140,8 @@ export function resolveWebhookDelivery(options: WebhookDeliveryOptions | undefin
     maxAgeMs: o.maxAgeSeconds === undefined ? d.maxAgeMs : positive(o.maxAgeSeconds, 0, at('maxAgeSeconds')) * 1000,
     jitter: d.jitter,
     retentionMs: o.retentionSeconds === undefined ? d.retentionMs : positive(o.retentionSeconds, 0, at('retentionSeconds')) * 1000,
-    pollIntervalMs: positive(o.pollIntervalMs, d.pollIntervalMs, at('pollIntervalMs')),
+    // setTimeout fires at once for a delay beyond 2^31 - 1 ms: an hour is plenty for a safety net.
+    pollIntervalMs: Math.min(positive(o.pollIntervalMs, d.pollIntervalMs, at('pollIntervalMs')), 3_600_000),
   };
   if (settings.maxDelayMs < settings.initialDelayMs) throw new TypeError(`${at('maxDelayMs')} must not be below ${at('initialDelayMs')}`);
   return settings;

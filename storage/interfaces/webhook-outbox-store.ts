@@ -54,7 +54,8 @@ export interface WebhookClaim {
 export type WebhookSettlement =
   | { state: 'delivered'; at: number }
   | { state: 'dead'; at: number; error: string }
-  | { state: 'pending'; next_attempt_at: number; error: string | null; payload?: string };
+  /** `untried`: the claim sent nothing (the sender cannot send it, or closed first), so its attempt is not counted. */
+  | { state: 'pending'; next_attempt_at: number; error: string | null; payload?: string; untried?: boolean };
 
 export interface WebhookOutboxStore {
   /** Writes deliveries; a row whose id exists already is left as it is. */

@@ -58,6 +58,7 @@ export function createMemoryWebhookOutboxStore(): WebhookOutboxStore & { add(row
       if (outcome.state === 'pending') {
         Object.assign(row, { next_attempt_at: outcome.next_attempt_at, last_error: outcome.error });
         if (outcome.payload !== undefined) row.payload = outcome.payload;
+        if (outcome.untried === true) row.attempts = attempts - 1;
       } else {
         Object.assign(row, { state: outcome.state, ended_at: outcome.at, last_error: outcome.state === 'dead' ? outcome.error : null });
       }

@@ -309,8 +309,9 @@ migrations['0011_webhook_deliveries'] = {
     // The senders' scan for due rows and the next due time; the sweep's scan for ended ones.
     await db.schema.createIndex('webhook_deliveries_state_due_idx').on('webhook_deliveries').columns(['state', 'next_attempt_at']).execute();
     await db.schema.createIndex('webhook_deliveries_state_ended_idx').on('webhook_deliveries').columns(['state', 'ended_at']).execute();
-    // A row waits for the earlier pending rows of its subject and endpoint.
-    await db.schema.createIndex('webhook_deliveries_subject_idx').on('webhook_deliveries').columns(['subject', 'endpoint', 'seq']).execute();
+    // A row waits for the earlier pending rows of its subject and endpoint. Not
+    // on endpoint: a URL can be longer than a PostgreSQL index entry may be.
+    await db.schema.createIndex('webhook_deliveries_subject_idx').on('webhook_deliveries').columns(['subject', 'seq']).execute();
   },
   async down(db: Kysely<any>) {
     await db.schema.dropTable('webhook_deliveries').execute();

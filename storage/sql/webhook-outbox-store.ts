@@ -90,6 +90,7 @@ export function createSqlWebhookOutboxStore(db: Kysely<Database>): WebhookOutbox
                 next_attempt_at: outcome.next_attempt_at,
                 last_error: outcome.error,
                 ...(outcome.payload !== undefined && { payload: outcome.payload }),
+                ...(outcome.untried === true && { attempts: attempts - 1 }),
               };
       const result = await db
         .updateTable('webhook_deliveries')

@@ -152,6 +152,23 @@ export function webhookOutboxStoreSuite(make: MakeStore<MetadataStore>): void {
       expect(ids(await claim('s3', T0 + 10 * LEASE))).toEqual(['a']);
     });
 
+    it('an untried settlement gives the claim back without counting its attempt', async () => {
+      await store.enqueueWebhookDeliveries([delivery('a')]);
+      expect((await claim('s1', T0))[0].attempts).toBe(1);
+      const back = { state: 'pending', next_attempt_at: T0 + 5, error: 'not configured here', untried: true } as const;
+      expect(await store.settleWebhookDelivery('a', { owner: 's1', attempts: 1 }, back)).toBe(true);
+      expect(await one('a')).toMatchObject({
+        state: 'pending',
+        attempts: 0,
+        next_attempt_at: T0 + 5,
+        claimed_by: null,
+        last_error: 'not configured here',
+      });
+      expect(await store.settleWebhookDelivery('a', { owner: 's1', attempts: 1 }, back)).toBe(false);
+      const [again] = await claim('s2', T0 + 5);
+      expect(again).toMatchObject({ id: 'a', attempts: 1, claimed_by: 's2' });
+    });
+
     it('says when the next pending row falls due after now', async () => {
       expect(await store.nextWebhookAttemptAfter(T0)).toBeNull();
       await store.enqueueWebhookDeliveries([
