@@ -28,7 +28,9 @@ export function putJob(job) {
   if (rank(job.status) < rank(known.status)) return known;
   const seen = new Set((job.outputs || []).map((o) => o.id));
   const outputs = (job.outputs || []).concat(known.outputs.filter((o) => !seen.has(o.id)));
-  return set(Object.assign({}, job, { outputs }));
+  // A snapshot has no preview (it is beside the Job): the one seen live stays while the job runs.
+  const live = isActive(job) && known.live_preview ? { live_preview: known.live_preview } : {};
+  return set(Object.assign({}, job, { outputs }, live));
 }
 
 export function setProgress(id, progress) {
