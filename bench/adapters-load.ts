@@ -36,7 +36,7 @@ export interface Window {
 export type CpuClock = () => number | Promise<number>;
 
 /** GETs `path` from CONNECTIONS loops for `ms`; requests/s and the server's CPU share. */
-export async function hammer(pool: Pool, path: string, ms: number, cpu: CpuClock): Promise<Window> {
+export async function hammer(pool: Pool, path: string, ms: number, cpu: CpuClock, headers?: Record<string, string>): Promise<Window> {
   let done = 0;
   let errors = 0;
   const cpuBefore = await cpu();
@@ -45,7 +45,7 @@ export async function hammer(pool: Pool, path: string, ms: number, cpu: CpuClock
   await Promise.all(
     Array.from({ length: CONNECTIONS }, async () => {
       while (performance.now() < end) {
-        const res = await pool.request({ path, method: 'GET' });
+        const res = await pool.request({ path, method: 'GET', headers });
         await res.body.dump();
         if (res.statusCode === 200) done++;
         else errors++;
@@ -65,6 +65,8 @@ export async function compare(
   path: string,
   cpu: CpuClock,
   timing: { warmupMs: number; windowMs: number },
+  /** Sent with every request (e.g. an API key), to both servers alike. */
+  headers?: Record<string, string>,
 ): Promise<{ adapter: Window; bare: Window }> {
   const pools = {
     adapter: new Pool(urls.adapter, { connections: CONNECTIONS, pipelining: 1 }),
@@ -73,9 +75,9 @@ export async function compare(
   type Name = keyof typeof pools;
   const best: Record<Name, Window> = { adapter: { rps: 0, errors: 0, serverCpu: 0 }, bare: { rps: 0, errors: 0, serverCpu: 0 } };
   try {
-    for (const name of ['bare', 'adapter'] as Name[]) await hammer(pools[name], path, timing.warmupMs, cpu);
+    for (const name of ['bare', 'adapter'] as Name[]) await hammer(pools[name], path, timing.warmupMs, cpu, headers);
     for (const name of ['adapter', 'bare', 'bare', 'adapter'] as Name[]) {
-      const w = await hammer(pools[name], path, timing.windowMs, cpu);
+      const w = await hammer(pools[name], path, timing.windowMs, cpu, headers);
       if (w.errors > 0) throw new Error(`${name}: ${w.errors} requests did not answer 200`);
       if (w.rps > best[name].rps) best[name] = w;
     }

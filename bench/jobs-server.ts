@@ -3,6 +3,8 @@
 // succeeded job with a PNG output; and beside it a bare node:http server answering every
 // request with the bytes and headers the real server gave for that job once.
 // Both live in this process, so the client (the parent) has the other core.
+// argv[3] = 'key': the service has one account with an API key (the ready
+// message says the header to send), so every GET also authenticates it.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -15,13 +17,25 @@ import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 import { createTestNodes } from '../test/helpers/local-nodes.ts';
 
 export type ServerMessage =
-  | { type: 'ready'; url: string; bareUrl: string; path: string; status: string; outputs: number; bytes: number }
+  | {
+      type: 'ready';
+      url: string;
+      bareUrl: string;
+      path: string;
+      status: string;
+      outputs: number;
+      bytes: number;
+      /** Headers every request sends: the API key in 'key' mode. */
+      headers: Record<string, string>;
+    }
   | { type: 'cpu'; micros: number }
   | { type: 'error'; message: string };
 export type ParentMessage = { type: 'cpu' } | { type: 'stop' };
 
-const dir = process.argv[2];
+const [dir, mode] = process.argv.slice(2);
 if (dir === undefined || !process.send) throw new Error('run by bench/jobs.ts: fork with IPC and a data directory');
+const BENCH_KEY = 'bench-jobs-key';
+const auth: Record<string, string> = mode === 'key' ? { authorization: `Bearer ${BENCH_KEY}` } : {};
 const send = (message: ServerMessage) => process.send!(message);
 
 const storage = await createSqliteStorage({
@@ -33,6 +47,7 @@ const service = await createService({
   engine: createLocalEngine({ nodes: [...builtinNodes, ...createTestNodes().nodes], cacheSize: 0 }),
   logger: silentLogger,
   sweepIntervalMs: 0,
+  ...(mode === 'key' && { accounts: [{ id: 'bench', apiKeys: [BENCH_KEY] }] }),
 });
 const running = await serve(service, { port: 0, logger: silentLogger });
 let bare: Server | undefined;
@@ -40,7 +55,7 @@ let bare: Server | undefined;
 try {
   const submitted = await fetch(`${running.url}/api/v2/jobs`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...auth },
     // A tiny image saved as a PNG output, so the job view lists an output with its signed URL.
     body: JSON.stringify({
       workflow: {
@@ -56,7 +71,7 @@ try {
   let res: Response;
   let job: { status: string; outputs: unknown[] };
   for (let tries = 0; ; tries++) {
-    res = await fetch(`${running.url}${path}`);
+    res = await fetch(`${running.url}${path}`, { headers: auth });
     job = (await res.clone().json()) as typeof job;
     if (['succeeded', 'failed', 'canceled'].includes(job.status) || tries > 500) break;
     await new Promise((r) => setTimeout(r, 10));
@@ -76,7 +91,7 @@ try {
   bare = server;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const bareUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  send({ type: 'ready', url: running.url, bareUrl, path, status: job.status, outputs: job.outputs.length, bytes: body.byteLength });
+  send({ type: 'ready', url: running.url, bareUrl, path, status: job.status, outputs: job.outputs.length, bytes: body.byteLength, headers: auth });
 } catch (err) {
   send({ type: 'error', message: err instanceof Error ? err.message : String(err) });
 }

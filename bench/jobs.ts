@@ -6,6 +6,8 @@
 //    runs). Target: p50 and p99 ratios 10k/100 under 2.
 // 3. GET /api/v2/jobs/{id} requests/s through the Node server vs a bare
 //    node:http server sending the same bytes. Target: at least 50 %.
+// 4. The same with an API key (Authorization: Bearer) on every request, as a
+//    deployment with accounts runs: what authentication adds to 3.
 import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -184,11 +186,17 @@ async function submissionLatency(): Promise<{ shallow: number[]; deep: number[];
   }
 }
 
-function startServer(dir: string): { child: ChildProcess; ask(message: ParentMessage): Promise<ServerMessage>; ready: Promise<ServerMessage> } {
+function startServer(
+  dir: string,
+  keyed: boolean,
+): { child: ChildProcess; ask(message: ParentMessage): Promise<ServerMessage>; ready: Promise<ServerMessage> } {
   const script = fileURLToPath(new URL('./jobs-server.ts', import.meta.url));
   // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it stops.
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const child = fork(script, [dir], { execArgv: [...prof, '--import', import.meta.resolve('tsx')], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(script, keyed ? [dir, 'key'] : [dir], {
+    execArgv: [...prof, '--import', import.meta.resolve('tsx')],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const next = () =>
     new Promise<ServerMessage>((resolve, reject) => {
       const onExit = (code: number | null) => reject(new Error(`server exited (${code})`));
@@ -201,10 +209,10 @@ function startServer(dir: string): { child: ChildProcess; ask(message: ParentMes
   return { child, ready: next(), ask: (message) => (child.send(message), next()) };
 }
 
-/** Part 3: the server in a child process, the client here; best of two 5 s windows each, in the order A B B A. */
-async function getThroughput() {
+/** Parts 3 and 4: the server in a child process, the client here; best of two 5 s windows each, in the order A B B A. */
+async function getThroughput(keyed: boolean) {
   const dir = await tempDir();
-  const server = startServer(dir);
+  const server = startServer(dir, keyed);
   try {
     const ready = await server.ready;
     if (ready.type !== 'ready') throw new Error(`server: ${ready.type === 'error' ? ready.message : ready.type}`);
@@ -213,11 +221,14 @@ async function getThroughput() {
       if (m.type !== 'cpu') throw new Error('unexpected reply to cpu');
       return m.micros / 1e6;
     };
-    const { adapter: graphrun, bare } = await compare({ adapter: ready.url, bare: ready.bareUrl }, ready.path, cpu, {
-      warmupMs: WARMUP_MS,
-      windowMs: WINDOW_MS,
-    });
-    return { ready, graphrun, bare };
+    const { adapter: graphrun, bare } = await compare(
+      { adapter: ready.url, bare: ready.bareUrl },
+      ready.path,
+      cpu,
+      { warmupMs: WARMUP_MS, windowMs: WINDOW_MS },
+      ready.headers,
+    );
+    return { ready, graphrun, bare, keyed };
   } finally {
     await server.ask({ type: 'stop' }).catch(() => {});
     server.child.kill();
@@ -226,7 +237,7 @@ async function getThroughput() {
 
 const began = performance.now();
 // BENCH_ONLY=3 (or e.g. 1,3) runs only those parts, to iterate on one figure faster.
-const only = new Set((process.env.BENCH_ONLY ?? '1,2,3').split(',').map((s) => s.trim()));
+const only = new Set((process.env.BENCH_ONLY ?? '1,2,3,4').split(',').map((s) => s.trim()));
 const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
 const row = (name: string, value: string, target = '', status = '') =>
   console.log(`${name.padEnd(30)}${value.padStart(14)}  ${target.padEnd(10)}${status}`);
@@ -260,9 +271,9 @@ function printLatency(latency: Awaited<ReturnType<typeof submissionLatency>>): v
   row('ratio p99', `${(p99d / p99s).toFixed(2)} x`, '< 2 x', verdict(p99d / p99s < 2));
 }
 
-function printGets({ ready, graphrun, bare }: Awaited<ReturnType<typeof getThroughput>>): void {
+function printGets({ ready, graphrun, bare, keyed }: Awaited<ReturnType<typeof getThroughput>>): void {
   console.log(
-    `\n3. GET ${ready.path.replace(/[^/]+$/, '{id}')} (job ${ready.status}, ${ready.outputs} output(s), ${ready.bytes} bytes), undici pool of ${CONNECTIONS},` +
+    `\n${keyed ? '4' : '3'}. GET ${ready.path.replace(/[^/]+$/, '{id}')}${keyed ? ' with an API key' : ''} (job ${ready.status}, ${ready.outputs} output(s), ${ready.bytes} bytes), undici pool of ${CONNECTIONS},` +
       ` best of two ${WINDOW_MS / 1000} s windows each\n`,
   );
   row('Node server (serve)', `${graphrun.rps.toFixed(0)} req/s`, '', `server CPU ${(graphrun.serverCpu * 100).toFixed(0)} %`);
@@ -286,7 +297,8 @@ try {
     printThroughput(jps);
   }
   if (only.has('2')) printLatency(await submissionLatency());
-  if (only.has('3')) printGets(await getThroughput());
+  if (only.has('3')) printGets(await getThroughput(false));
+  if (only.has('4')) printGets(await getThroughput(true));
   console.log(`\ntotal ${((performance.now() - began) / 1000).toFixed(0)} s`);
 } catch (err) {
   console.error(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

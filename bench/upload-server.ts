@@ -2,7 +2,10 @@
 // the directory given as argv[2], SQLite + blobs in the S3 bucket at the
 // endpoint given as argv[4], or memory storage) and samples its own RSS every
 // 10 ms, so the figure the benchmark reports belongs to the server alone.
+// Hashes with the native blake3 `graphrun serve` uses; BENCH_HASHER=wasm with
+// the core's hash-wasm default instead.
 import { join } from 'node:path';
+import { createNativeHasher } from '../adapters/node/native-hasher.ts';
 import { serve } from '../adapters/node/server.ts';
 import { createService, silentLogger } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
@@ -30,7 +33,8 @@ const blobsOf = async () =>
     : createFsBlobStore({ dir: join(dir, 'blobs') });
 const storage =
   process.argv[3] === 'memory' ? createMemoryStorage() : await createSqliteStorage({ filename: join(dir, 'graphrun.db'), blobs: await blobsOf() });
-const service = await createService({ storage, logger: silentLogger, sweepIntervalMs: 0 });
+const hasher = process.env.BENCH_HASHER === 'wasm' ? undefined : createNativeHasher;
+const service = await createService({ storage, logger: silentLogger, sweepIntervalMs: 0, hasher });
 const running = await serve(service, { port: 0, logger: silentLogger });
 
 let before = process.memoryUsage.rss();

@@ -9,6 +9,7 @@ import { createUpstreamMusicProvider } from '../../providers/upstream/music.ts';
 import { createUpstreamVideoProvider } from '../../providers/upstream/video.ts';
 import type { RunnerCliOptions } from './cli-options.ts';
 import type { CliStorage } from './cli-storage.ts';
+import { createNativeHasher } from './native-hasher.ts';
 import { createProcessMetrics } from './process-metrics.ts';
 import { resolveHostWithDns } from './resolve-host.ts';
 
@@ -58,6 +59,8 @@ export async function createCliService(
     allowPrivateUrls,
     webhooks,
     resolveHost: resolveHostWithDns,
+    // Native blake3: uploads run at disk speed instead of hash-wasm's (bench:upload).
+    hasher: createNativeHasher,
     ...pool,
     providers,
   });

@@ -1,6 +1,7 @@
 // Public surface of the Node adapter.
 
 export { underPrefix } from './mount-prefix.ts';
+export { createNativeHasher } from './native-hasher.ts';
 export { createProcessMetrics } from './process-metrics.ts';
 export { incomingMessageToRequest, type NodeRequestOptions, type RequestParts } from './request.ts';
 export { BodyTooLargeError, ClientGoneError } from './request-body.ts';

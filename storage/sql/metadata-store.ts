@@ -26,7 +26,7 @@ export function createSqlMetadataStore(db: Kysely<Database>, direct?: DirectRead
   return {
     ...createSqlLifecycle(db),
     ...createSqlSettingsStore(db),
-    ...createSqlAccountStore(db),
+    ...createSqlAccountStore(db, direct),
     ...createSqlIdempotencyStore(db),
     ...createSqlAssetStore(db, direct),
     ...createSqlJobStore(db, { direct, rowLocks: opts.rowLocks }),

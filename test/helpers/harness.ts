@@ -5,6 +5,7 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createNativeHasher } from '../../adapters/node/native-hasher.ts';
 import { serve } from '../../adapters/node/server.ts';
 import { createService, type DefaultServiceOptions, type Service, silentLogger } from '../../index.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
@@ -12,6 +13,9 @@ import { createSqliteStorage } from '../../storage/sql/sqlite.ts';
 import type { BlobStore, Storage } from '../../storage/types.ts';
 
 export type Mode = 'in-process' | 'node-server';
+
+// GRAPHRUN_TEST_HASHER=native runs the HTTP tests with the Node adapter's native blake3 instead of hash-wasm.
+const hasherKnob = process.env.GRAPHRUN_TEST_HASHER === 'native' ? { hasher: createNativeHasher } : {};
 export const MODES: Mode[] = ['in-process', 'node-server'];
 
 export interface Harness {
@@ -47,7 +51,7 @@ export async function startHarness(mode: Mode, options: Partial<DefaultServiceOp
   const blobsDir = join(dir, 'blobs');
   const blobs = await createFsBlobStore({ dir: blobsDir });
   const storage = await openStorage(blobs, dir);
-  const service = await createService({ storage, logger: silentLogger, sweepIntervalMs: 0, ...options });
+  const service = await createService({ storage, logger: silentLogger, sweepIntervalMs: 0, ...hasherKnob, ...options });
   let base = 'http://graphrun.test';
   let stop = async () => {};
   if (mode === 'node-server') {
