@@ -2,14 +2,14 @@
 // against. A bare node:http server that streams each request body into a new
 // file in the directory given as argv[2] and fsyncs it before answering: what
 // storing the bytes costs with no parsing, hashing or bookkeeping. Speaks the
-// same IPC as upload-server.ts and samples its own RSS the same way.
+// same IPC as upload-server.ts and samples its own RSS the same way (upload-child.ts).
 import { createWriteStream } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { ParentMessage, ServerMessage } from './upload-server.ts';
+import { serveParent } from './upload-child.ts';
 
 const dir = process.argv[2];
 if (dir === undefined || !process.send) throw new Error('run by bench/upload.ts: fork with IPC and a data directory');
@@ -30,25 +30,4 @@ const server = createServer(async (req, res) => {
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-let before = process.memoryUsage.rss();
-let peak = before;
-const sample = () => {
-  peak = Math.max(peak, process.memoryUsage.rss());
-};
-setInterval(sample, 10);
-const send = (message: ServerMessage) => process.send!(message);
-
-process.on('message', (message: ParentMessage) => {
-  if (message.type === 'reset') {
-    before = peak = process.memoryUsage.rss();
-    send({ type: 'stats', before, peak, now: before });
-  } else if (message.type === 'stats') {
-    sample();
-    send({ type: 'stats', before, peak, now: process.memoryUsage.rss() });
-  } else if (message.type === 'stop') {
-    server.close();
-    process.exit(0);
-  }
-});
-
-send({ type: 'ready', url, rss: before });
+serveParent(url, async () => void server.close());

@@ -13,8 +13,7 @@ import { createMemoryStorage } from '../storage/memory/index.ts';
 import { createS3BlobStore } from '../storage/s3/blob-store.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 
-export type ServerMessage = { type: 'ready'; url: string; rss: number } | { type: 'stats'; before: number; peak: number; now: number };
-export type ParentMessage = { type: 'reset' } | { type: 'stats' } | { type: 'stop' };
+import { serveParent } from './upload-child.ts';
 
 const dir = process.argv[2];
 if (dir === undefined || !process.send) throw new Error('run by bench/upload.ts: fork with IPC and a data directory');
@@ -37,28 +36,7 @@ const hasher = process.env.BENCH_HASHER === 'wasm' ? undefined : createNativeHas
 const service = await createService({ storage, logger: silentLogger, sweepIntervalMs: 0, hasher });
 const running = await serve(service, { port: 0, logger: silentLogger });
 
-let before = process.memoryUsage.rss();
-let peak = before;
-const sample = () => {
-  peak = Math.max(peak, process.memoryUsage.rss());
-};
-setInterval(sample, 10);
-
-const send = (message: ServerMessage) => process.send!(message);
-
-process.on('message', async (message: ParentMessage) => {
-  if (message.type === 'reset') {
-    // The baseline is taken after warm-up, so one-time costs (wasm, JIT) are not counted as growth.
-    before = peak = process.memoryUsage.rss();
-    send({ type: 'stats', before, peak, now: before });
-  } else if (message.type === 'stats') {
-    sample();
-    send({ type: 'stats', before, peak, now: process.memoryUsage.rss() });
-  } else if (message.type === 'stop') {
-    await running.close();
-    await service.close();
-    process.exit(0);
-  }
+serveParent(running.url, async () => {
+  await running.close();
+  await service.close();
 });
-
-send({ type: 'ready', url: running.url, rss: before });

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { Blake3Hasher } from '@napi-rs/blake-hash';
 import { createBLAKE3 } from 'hash-wasm';
 import { startS3rver } from '../test/helpers/s3rver.ts';
-import type { ParentMessage, ServerMessage } from './upload-server.ts';
+import type { ParentMessage, ServerMessage } from './upload-child.ts';
 
 const MB = 1024 * 1024;
 const SIZE = 100 * MB;
