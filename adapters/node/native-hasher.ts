@@ -2,6 +2,8 @@
 // crate, SIMD), several times faster than hash-wasm: on a disk-bound upload
 // the hash stops being the bottleneck. Gives the same `blake3:<hex>` as the
 // core's default, which stays hash-wasm because it runs on every runtime.
+// Pinned to 1.3.4, the last release with a binary for every platform it
+// lists (1.3.6 has Linux x64 ones only, and its lockfile fails `npm ci`).
 import { Blake3Hasher } from '@napi-rs/blake-hash';
 import type { HasherFactory } from '../../core/index.ts';
 
