@@ -19,16 +19,19 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { WebSocket, WebSocketServer } from 'ws';
-import { defineNode } from '../engine/local/define-node.ts';
 import { createLocalEngine } from '../engine/local/engine.ts';
 import { builtinNodes } from '../engine/local/nodes/index.ts';
 import { type Harness, startHarness } from '../test/helpers/harness.ts';
+import { SseReader } from '../test/helpers/sse-client.ts';
+import { ticksNode } from './ticks-node.ts';
 
 const STEPS = Number(process.env.BENCH_EVENT_STEPS ?? 1000);
 const WARMUP = 100;
 /** A step that never arrives does not stall the run: the next one goes after this. */
 const STEP_BOUND_MS = 2000;
 const TARGET_P99_MS = 10;
+/** A stream silent this long (no step, no keep-alive) has stalled: the run fails rather than hang. */
+const READ_BOUND_MS = 120_000;
 const PROGRESS_PREFIX = '{"type":"progress",';
 
 type Channel = 'sse' | 'ws';
@@ -67,37 +70,13 @@ class Pace {
 
 let pace = new Pace();
 
-const ticks = defineNode({
-  name: 'Ticks',
-  category: 'bench',
-  output_node: true,
-  cacheable: false,
-  required: { steps: ['INT', { min: 1, max: 1_000_000 }] },
-  run: async ({ steps }, ctx) => {
-    const n = steps as number;
-    for (let i = 1; i <= n; i++) await pace.step(i, () => ctx.progress(i, n));
-    return { outputs: [], ui: { text: [String(n)] } };
-  },
-});
+const ticks = ticksNode((i, _n, emit) => pace.step(i, emit));
 
-/** Reads an SSE body, calling `onProgress` with the data of each `progress` event (a minimal EventSource). */
+/** Calls `onProgress` with the data of each `progress` event of an SSE body, until it ends. */
 async function readSse(body: ReadableStream<Uint8Array>, onProgress: (data: string) => void): Promise<void> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
-      const frame = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      if (!frame.startsWith('event: progress\n')) continue;
-      onProgress(
-        frame
-          .split('\n')
-          .filter((l) => l.startsWith('data: '))
-          .map((l) => l.slice(6))
-          .join('\n'),
-      );
-    }
+  const sse = new SseReader(body);
+  for (let e = await sse.nextEvent(READ_BOUND_MS); e !== null; e = await sse.nextEvent(READ_BOUND_MS)) {
+    if (e.event === 'progress') onProgress(e.data);
   }
 }
 

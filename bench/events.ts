@@ -13,7 +13,6 @@
 //    the NOTIFYs sent (a NOTIFY under way lets the next steps' snapshots
 //    coalesce), next to the same job on B with the bus off.
 import { performance } from 'node:perf_hooks';
-import { defineNode } from '../engine/local/define-node.ts';
 import { createLocalEngine } from '../engine/local/engine.ts';
 import { builtinNodes } from '../engine/local/nodes/index.ts';
 import { createMemoryBlobStore } from '../storage/memory/index.ts';
@@ -21,6 +20,7 @@ import { createPostgresStorage, type PgEventBus } from '../storage/sql/postgres.
 import { type Harness, startHarness } from '../test/helpers/harness.ts';
 import { startPostgres } from '../test/helpers/postgres.ts';
 import { SseReader } from '../test/helpers/sse-client.ts';
+import { ticksNode } from './ticks-node.ts';
 
 const STEPS = Number(process.env.BENCH_EVENTS_STEPS ?? 1000);
 const WARMUP = 50;
@@ -41,31 +41,20 @@ const pace = {
   },
 };
 
-const ticks = defineNode({
-  name: 'Ticks',
-  category: 'bench',
-  output_node: true,
-  cacheable: false,
-  required: { steps: ['INT', { min: 1, max: 1_000_000 }] },
-  run: async ({ steps }, ctx) => {
-    const n = steps as number;
-    for (let i = 1; i <= n; i++) {
-      if (pace.burst) {
-        // One step per task, as an engine's events come (from a worker thread, a socket).
-        ctx.progress(i, n);
-        await new Promise((resolve) => setImmediate(resolve));
-        continue;
-      }
-      const arrived = new Promise<void>((resolve) => {
-        pace.waiters.set(i, resolve);
-        setTimeout(resolve, STEP_BOUND_MS).unref();
-      });
-      pace.emitted.set(i, performance.now());
-      ctx.progress(i, n);
-      await arrived;
-    }
-    return { outputs: [], ui: { text: [String(n)] } };
-  },
+const ticks = ticksNode(async (i, _n, emit) => {
+  if (pace.burst) {
+    // One step per task, as an engine's events come (from a worker thread, a socket).
+    emit();
+    await new Promise((resolve) => setImmediate(resolve));
+    return;
+  }
+  const arrived = new Promise<void>((resolve) => {
+    pace.waiters.set(i, resolve);
+    setTimeout(resolve, STEP_BOUND_MS).unref();
+  });
+  pace.emitted.set(i, performance.now());
+  emit();
+  await arrived;
 });
 
 const engine = () => createLocalEngine({ nodes: [...builtinNodes, ticks] });
