@@ -192,12 +192,15 @@ describe('job events across instances on PostgreSQL', () => {
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     closers.push(() => admin.end());
+    // The second stream is opened once A knows its session ended; before that, A would count the old one as listening.
+    const lostConnection = new Promise((resolve) => busA.onError?.(resolve));
     const ended = await admin.query(
       "select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = 'graphrun events' and datname = current_database()",
     );
     // A's LISTEN session, and the runner's (it hears the queue channel): both end, both come back.
     expect(ended.rows.length).toBeGreaterThanOrEqual(1);
     expect(ended.rows.every((row) => row.ok === true)).toBe(true);
+    await lostConnection;
     // A second stream's first event comes once A listens again, on a new session (the first one's channel with it).
     const { sse: second } = await openEvents(a, job.id);
     expect((await second!.nextEvent(BOUND_MS))?.json.status).toBe('running');
