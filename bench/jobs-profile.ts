@@ -37,7 +37,8 @@ const child = fork(script, [dir], {
 });
 const ready = await new Promise<ServerMessage>((resolve) => child.once('message', (m) => resolve(m as ServerMessage)));
 if (ready.type !== 'ready') throw new Error(`server: ${JSON.stringify(ready)}`);
-const pool = new Pool(ready.url, { connections: CONNECTIONS, pipelining: 1 });
+// PROFILE_TARGET=bare: the bare server of the same process instead, to compare where its time goes.
+const pool = new Pool(process.env.PROFILE_TARGET === 'bare' ? ready.bareUrl : ready.url, { connections: CONNECTIONS, pipelining: 1 });
 let done = 0;
 const end = performance.now() + seconds * 1000;
 await Promise.all(

@@ -9,6 +9,7 @@ import { urlPath } from './http/links.ts';
 import { setRequestOptions } from './http/request-options.ts';
 import { createRouter } from './http/routes.ts';
 import { closingReadiness, isReadinessProbe } from './ops/readiness.ts';
+import { markOwnService } from './own-services.ts';
 import { VIDEO_CALLBACK, videoCallbackKind } from './proxy/video/callbacks.ts';
 import { sweep, sweepOrphans } from './sweeper.ts';
 import type { Service } from './types.ts';
@@ -61,7 +62,7 @@ export async function createService(options: CoreServiceOptions): Promise<Servic
   // A timer must not keep a process alive that has nothing else to do.
   (timer as { unref?: () => void } | undefined)?.unref?.();
 
-  return {
+  const service: Service = {
     fetch: (request, fetchOptions) => {
       if (closed) {
         // A readiness probe gets its own shape: load balancers read `checks` to say why the instance left.
@@ -107,4 +108,5 @@ export async function createService(options: CoreServiceOptions): Promise<Servic
       await ctx.blobs.close?.();
     },
   };
+  return markOwnService(service);
 }

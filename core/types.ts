@@ -283,6 +283,12 @@ export interface FetchOptions {
    */
   jsonResponse?: (value: unknown, init: ResponseInit) => Response;
   /**
+   * The same for a body already serialized (a finished job's kept view).
+   * Without it, an adapter's `jsonResponse` gets the text parsed back; with
+   * neither, a Response over the text.
+   */
+  jsonTextResponse?: (text: string, init: ResponseInit) => Response;
+  /**
    * The adapter can only return whole responses (AWS Lambda's buffered
    * mode): an endpoint that must stream (music generation) refuses up front,
    * before anything is charged.

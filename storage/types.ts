@@ -37,6 +37,7 @@ export type {
   JobLease,
   JobPatch,
   JobRecord,
+  JobStamp,
   JobStore,
   JobSummary,
   JobTierCount,

@@ -1,7 +1,7 @@
 // The part both handlers share: event -> Request -> service.fetch -> Response,
 // where an unreadable event is a 400 and a failing service a 500, never a throw.
 import type { FetchOptions, Logger } from '../../core/types.ts';
-import { deferredJsonResponse } from '../node/known-body.ts';
+import { deferredJsonResponse, deferredJsonTextResponse } from '../node/known-body.ts';
 import type { DeadlineOptions } from './deadline.ts';
 import { detectEvent } from './detect.ts';
 import { errorFields, MalformedEventError } from './errors.ts';
@@ -48,7 +48,16 @@ export async function invoke(
   const head = request.method === 'HEAD';
   try {
     // The handlers write a JSON body the core holds as text without a Web stream (deferredJsonResponse).
-    return { kind, head, response: await service.fetch(request, { mountPrefix, jsonResponse: deferredJsonResponse, ...answer }) };
+    return {
+      kind,
+      head,
+      response: await service.fetch(request, {
+        mountPrefix,
+        jsonResponse: deferredJsonResponse,
+        jsonTextResponse: deferredJsonTextResponse,
+        ...answer,
+      }),
+    };
   } catch (err) {
     logger.error('lambda adapter: request failed', { method: request.method, url: request.url, ...errorFields(err) });
     return { kind, head, response: service.refuse(500, undefined, request) };

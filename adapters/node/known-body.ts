@@ -103,6 +103,11 @@ export function deferredJsonResponse(value: unknown, init?: ResponseInit): Respo
   const text = stringifyJson(value) as string | undefined;
   // As Response.json does: undefined, a function or a symbol has no JSON form.
   if (text === undefined) throw new TypeError('Value is not JSON serializable');
+  return deferredJsonTextResponse(text, init);
+}
+
+/** The same over JSON text already serialized: the Node adapters' FetchOptions.jsonTextResponse. */
+export function deferredJsonTextResponse(text: string, init?: ResponseInit): Response {
   return new DeferredBodyResponse(text, { status: init?.status, statusText: init?.statusText, headers: withJsonType(init?.headers) });
 }
 

@@ -1,8 +1,12 @@
 // Node IncomingMessage -> Web Request: streaming body, abort signal tied to
 // the client's connection, URL from Host (or X-Forwarded-* behind a proxy).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readsRequestsOnly } from '../../core/own-services.ts';
+import type { Service } from '../../core/types.ts';
+import { bodilessRequest, takesBodilessRequest } from './bodiless-request.ts';
+import { clientSignal } from './client-signal.ts';
 import { hasBody, requestBodyStream } from './request-body.ts';
-import { appendRequestHeaders, BadRequestError, requestHref } from './request-head.ts';
+import { appendRequestHeaders, BadRequestError, requestHeaders, requestHref } from './request-head.ts';
 
 export interface NodeRequestOptions {
   /** Largest body read from the socket; past it the body stream errors. Default: no limit (the service enforces its own). */
@@ -10,9 +14,6 @@ export interface NodeRequestOptions {
   /** Take the origin from X-Forwarded-Host / X-Forwarded-Proto (only behind a proxy that sets them). */
   trustProxy?: boolean;
 }
-
-/** The client left: the response closed before it was finished. */
-const clientGone = (res: ServerResponse) => res.closed && !res.writableFinished;
 
 /**
  * A real Request (any consumer or native API takes it) whose `signal` is made
@@ -24,7 +25,7 @@ const clientGone = (res: ServerResponse) => res.closed && !res.writableFinished;
  */
 class NodeRequest extends Request {
   #res: ServerResponse;
-  #abort: AbortController | undefined;
+  #signal: AbortSignal | undefined;
 
   constructor(url: string, init: RequestInit, res: ServerResponse) {
     super(url, init);
@@ -33,14 +34,7 @@ class NodeRequest extends Request {
 
   // @ts-expect-error -- an accessor where lib.dom declares a property; at runtime Request.prototype.signal is a getter too
   override get signal(): AbortSignal {
-    if (this.#abort === undefined) {
-      const abort = (this.#abort = new AbortController());
-      const res = this.#res;
-      if (clientGone(res)) abort.abort();
-      // 'close' also follows a normal finish; only an unfinished response means the client left.
-      else if (!res.closed) res.once('close', () => clientGone(res) && abort.abort());
-    }
-    return this.#abort.signal;
+    return (this.#signal ??= clientSignal(this.#res));
   }
 }
 
@@ -55,6 +49,20 @@ export interface RequestParts {
    * inflated it).
    */
   body?: Uint8Array;
+}
+
+/**
+ * The Request for `service`: for one of graphrun's own services
+ * (readsRequestsOnly) a request without a body gets the light Request of
+ * bodiless-request.ts; everything else the plain conversion, which is also
+ * what incomingMessageToRequest gives any caller.
+ */
+export function serviceRequest(service: Service, req: IncomingMessage, res: ServerResponse, opts: NodeRequestOptions, parts: RequestParts): Request {
+  // Unless a framework's parser already took a body off the wire.
+  if (parts.body === undefined && takesBodilessRequest(req.method) && !hasBody(req) && readsRequestsOnly(service)) {
+    return bodiless(requestHref(req, opts.trustProxy, parts.target), req, res);
+  }
+  return incomingMessageToRequest(req, res, opts, parts);
 }
 
 export function incomingMessageToRequest(
@@ -89,4 +97,17 @@ export function incomingMessageToRequest(
     request.headers.delete('transfer-encoding');
   }
   return request;
+}
+
+function bodiless(href: string, req: IncomingMessage, res: ServerResponse): Request {
+  let url: URL;
+  try {
+    // As the Request constructor would: the URL parsed and serialized, or a 400.
+    url = new URL(href);
+  } catch {
+    throw new BadRequestError('The request target is not a valid URL.');
+  }
+  // An absolute-form target may carry userinfo, which a Request refuses.
+  if (url.username !== '' || url.password !== '') throw new BadRequestError('The request target may not include credentials.');
+  return bodilessRequest(url.href, req.method!, requestHeaders(req), res);
 }

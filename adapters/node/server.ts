@@ -5,9 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { consoleLogger } from '../../core/log.ts';
 import type { Logger, Service } from '../../core/types.ts';
 import { errorFields, refusal, statusOf } from './errors.ts';
-import { deferredJsonResponse } from './known-body.ts';
+import { deferredJsonResponse, deferredJsonTextResponse } from './known-body.ts';
 import { normalizeMountPrefix, underPrefix } from './mount-prefix.ts';
-import { incomingMessageToRequest, type NodeRequestOptions, type RequestParts } from './request.ts';
+import { type NodeRequestOptions, type RequestParts, serviceRequest } from './request.ts';
 import { ClientGoneError } from './request-body.ts';
 import { writeResponse } from './response.ts';
 import { attachWebSocket, type WebSocketOptions } from './websocket.ts';
@@ -26,7 +26,7 @@ export interface NodeHandlerOptions extends NodeRequestOptions {
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** How the core builds the JSON it answers with: bodies writeResponse sends as text, with no Web stream made for them. */
-const ROOT_OPTIONS = { jsonResponse: deferredJsonResponse };
+const ROOT_OPTIONS = { jsonResponse: deferredJsonResponse, jsonTextResponse: deferredJsonTextResponse };
 
 async function fail(
   service: Service,
@@ -69,7 +69,7 @@ export async function handleNodeRequest(
     if (maxBodyBytes !== undefined && mounted.body === undefined && Number(req.headers['content-length'] ?? 0) > maxBodyBytes) {
       return await writeResponse(res, refusal(service, 413, req, { trustProxy: opts.trustProxy, target: mounted.target }), req);
     }
-    const request = incomingMessageToRequest(req, res, opts, mounted);
+    const request = serviceRequest(service, req, res, opts, mounted);
     const options = mounted.mountPrefix ? { ...ROOT_OPTIONS, mountPrefix: mounted.mountPrefix } : ROOT_OPTIONS;
     await writeResponse(res, await service.fetch(request, options), req);
   } catch (err) {

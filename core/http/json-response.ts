@@ -7,6 +7,11 @@ export function respondJson(value: unknown, init: ResponseInit = {}): Response {
   const text = stringifyJson(value) as string | undefined;
   // As Response.json does: undefined, a function or a symbol has no JSON form.
   if (text === undefined) throw new TypeError('Value is not JSON serializable');
+  return respondJsonText(text, init);
+}
+
+/** A JSON answer over text already serialized. */
+export function respondJsonText(text: string, init: ResponseInit = {}): Response {
   const headers = new Headers(init.headers);
   if (!headers.has('content-type')) headers.set('content-type', 'application/json');
   return new Response(text, { status: init.status, statusText: init.statusText, headers });

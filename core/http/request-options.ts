@@ -2,13 +2,16 @@
 // where it is mounted and how it answers. Kept beside the Request for the
 // request's lifetime, so a handler deep down finds it without another
 // parameter on every function between.
+
+import { parseJson } from '../../lib/json.ts';
 import type { FetchOptions } from '../types.ts';
-import { respondJson } from './json-response.ts';
+import { respondJson, respondJsonText } from './json-response.ts';
 
 export interface RequestOptions {
   /** Normalized: '' at the root, else '/a/b'. */
   mountPrefix: string;
   jsonResponse: FetchOptions['jsonResponse'];
+  jsonTextResponse: FetchOptions['jsonTextResponse'];
   buffered: boolean;
 }
 
@@ -33,8 +36,11 @@ export function setRequestOptions(request: Request, options: FetchOptions): void
   // A runtime may hand its own second argument (Bun's server, Deno's info): only the known fields, of the right type, count.
   const prefix = typeof options.mountPrefix === 'string' ? normalizeMountPrefix(options.mountPrefix) : '';
   const jsonResponse = typeof options.jsonResponse === 'function' ? options.jsonResponse : undefined;
+  const jsonTextResponse = typeof options.jsonTextResponse === 'function' ? options.jsonTextResponse : undefined;
   const buffered = options.buffered === true;
-  if (prefix !== '' || jsonResponse !== undefined || buffered) byRequest.set(request, { mountPrefix: prefix, jsonResponse, buffered });
+  if (prefix !== '' || jsonResponse !== undefined || jsonTextResponse !== undefined || buffered) {
+    byRequest.set(request, { mountPrefix: prefix, jsonResponse, jsonTextResponse, buffered });
+  }
 }
 
 export function requestOptions(request: Request): RequestOptions | undefined {
@@ -45,4 +51,13 @@ export function requestOptions(request: Request): RequestOptions | undefined {
 export function jsonResponse(request: Request, value: unknown, init: ResponseInit): Response {
   const build = byRequest.get(request)?.jsonResponse;
   return build ? build(value, init) : respondJson(value, init);
+}
+
+/** A JSON answer whose text is already made, built the adapter's way (FetchOptions.jsonTextResponse). */
+export function jsonTextResponse(request: Request, text: string, init: ResponseInit): Response {
+  const options = byRequest.get(request);
+  if (options?.jsonTextResponse) return options.jsonTextResponse(text, init);
+  // An adapter that builds JSON answers from values only: it gets the value back.
+  if (options?.jsonResponse) return options.jsonResponse(parseJson(text), init);
+  return respondJsonText(text, init);
 }

@@ -1,20 +1,46 @@
 // GET /api/v2/jobs/{id}, GET /api/v2/jobs/{id}/workflow and
 // POST /api/v2/jobs/{id}/cancel. Another account's job, an expired one and an
 // unknown id all answer the same 404.
+
+import { stringifyJson } from '../../lib/json.ts';
 import type { JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { notFound } from '../errors.ts';
-import { jsonResponse } from '../http/request-options.ts';
-import { canTransition, type JobStatus, transition } from './state-machine.ts';
-import { findOwnJob, jobView } from './view.ts';
+import { linkBase, mountPrefix } from '../http/links.ts';
+import { jsonResponse, jsonTextResponse } from '../http/request-options.ts';
+import { signedUrlExpiry } from '../signing.ts';
+import { canTransition, isTerminal, type JobStatus, transition } from './state-machine.ts';
+import { findOwnJob, isRetained, jobView } from './view.ts';
 import { jobWorkflow } from './workflows.ts';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
+/** What a finished job's view depends on besides its rows: where its links point and their signatures' expiry step. */
+function viewKey(ctx: ServiceContext, request: Request): string {
+  return `${linkBase(ctx, request)}\n${mountPrefix(ctx, request)}\n${signedUrlExpiry(ctx.now(), ctx.config.signedUrlTtlSeconds)}`;
+}
+
 export async function getJob(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
   const account = await ctx.auth.authenticate(request);
+  const { views } = ctx.jobs;
+  const jobId = id.toLowerCase();
+  // A view of it is kept: one small read says whether it still holds.
+  if (views.has(jobId)) {
+    const stamp = await ctx.metadata.getJobStamp(account.id, jobId);
+    if (!stamp || !isRetained(stamp, ctx.now())) throw notFound('No job with this id.');
+    const text = views.get(jobId, account.id, viewKey(ctx, request), stamp);
+    if (text !== undefined) return jsonTextResponse(request, text, { headers: NO_STORE });
+  }
   const job = await findOwnJob(ctx, account, id);
-  return jsonResponse(request, await jobView(ctx, request, job), { headers: NO_STORE });
+  if (!isTerminal(job.status as JobStatus)) return jsonResponse(request, await jobView(ctx, request, job), { headers: NO_STORE });
+  // Finished: kept under the stamp read before its outputs, so a change of them after the read is a later version.
+  const key = viewKey(ctx, request);
+  const stamp = await ctx.metadata.getJobStamp(account.id, job.id);
+  if (!stamp) throw notFound('No job with this id.');
+  const outputs = await ctx.metadata.listJobAssets(account.id, job.id);
+  const text = stringifyJson(await jobView(ctx, request, job, { outputs })) as string;
+  views.set(job.id, { account_id: account.id, key, view_version: stamp.view_version, text });
+  return jsonTextResponse(request, text, { headers: NO_STORE });
 }
 
 export async function getJobWorkflow(request: Request, ctx: ServiceContext, id: string): Promise<Response> {

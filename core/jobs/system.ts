@@ -9,6 +9,10 @@ import { recoverExpiredLeases, recoverInterruptedJobs } from './recovery.ts';
 import { createJobRunner } from './runner.ts';
 import { createScheduler, type Scheduler } from './scheduler.ts';
 import { createStreamLimiter, type StreamLimiter } from './stream-limits.ts';
+import { createJobViewCache, type JobViewCache } from './view-cache.ts';
+
+/** Finished jobs' views kept (view-cache.ts): a few thousand polls' worth, ~16 MB of text at most. */
+const VIEW_CACHE = { entries: 4096, chars: 8_000_000 };
 
 /** The bus channel on which instances say a job was queued: its runners then look for work. */
 const QUEUE_CHANNEL = 'queue';
@@ -17,6 +21,8 @@ export interface JobSystem {
   scheduler: Scheduler;
   hub: JobHub;
   streams: StreamLimiter;
+  /** Finished jobs' views as GET /api/v2/jobs/{id} sent them, checked against the job's stamp on every use. */
+  views: JobViewCache;
   /** Per-job extra_data until the job ends; never stored. */
   extraData: Map<string, Record<string, unknown>>;
   /** Open event streams; each entry ends its stream (at shutdown). */
@@ -97,6 +103,7 @@ export function createJobSystem(ctx: ServiceBase): JobSystem {
     scheduler,
     hub,
     streams: createStreamLimiter(config.maxEventStreams),
+    views: createJobViewCache(VIEW_CACHE),
     extraData,
     sessions,
     runsHere: (jobId) => active.has(jobId),

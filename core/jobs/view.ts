@@ -26,7 +26,7 @@ function errorOf(error: JobSummary['error']): JobView['error'] {
  * like an unknown id. One not finished yet stays visible (and cancelable)
  * until it ends: the sweep fails a queued one whose deadline passed.
  */
-export function isRetained(job: JobSummary, now: number): boolean {
+export function isRetained(job: Pick<JobSummary, 'status' | 'expires_at'>, now: number): boolean {
   if (job.status === 'expired') return false;
   return !isTerminal(job.status as JobStatus) || job.expires_at > now;
 }

@@ -48,6 +48,19 @@ export interface JobSummary {
 }
 
 /**
+ * What can change in a finished job's view: its status (expired, or gone when
+ * null), its retention, and `view_version`, which every change of its outputs
+ * bumps in the same transaction (an output committed, deleted, swept or
+ * blocked). A view built from reads made after the stamp was read is that
+ * stamp's view, or a later one; never an earlier one.
+ */
+export interface JobStamp {
+  status: string;
+  expires_at: number;
+  view_version: number;
+}
+
+/**
  * A runner's hold on a job it claimed. The runner renews it while it runs
  * the job; once `expires_at` passes, any live runner may take the job back
  * (listExpiredLeases). `token` grows with every claim and release: each
@@ -202,6 +215,11 @@ export interface JobStore {
   createJob(job: NewJob, bounds: QueueBounds): Promise<JobSummary | QueueRefusal>;
   /** The account's job, or null (another account's job is null too). */
   getJob(accountId: string, id: string): Promise<JobSummary | null>;
+  /**
+   * The account's job in three columns, or null: the one read that checks a
+   * kept view of a finished job (core/jobs/view-cache.ts) is still the view.
+   */
+  getJobStamp(accountId: string, id: string): Promise<JobStamp | null>;
   /** Any account's job, for the scheduler. */
   getJobById(id: string): Promise<JobSummary | null>;
   /**

@@ -17,9 +17,16 @@ export interface MemoryAssetTables {
   blobs: Map<string, BlobRecord>;
   assets: Map<string, NewAsset>;
   blocked: Set<string>;
+  /** Jobs' view versions (JobStore.getJobStamp), bumped here as their outputs change; absent: 0. */
+  viewVersions: Map<string, number>;
 }
 
-export const createMemoryAssetTables = (): MemoryAssetTables => ({ blobs: new Map(), assets: new Map(), blocked: new Set() });
+export const createMemoryAssetTables = (): MemoryAssetTables => ({
+  blobs: new Map(),
+  assets: new Map(),
+  blocked: new Set(),
+  viewVersions: new Map(),
+});
 
 const isLive = (a: { expires_at: number | null }, now: number) => a.expires_at === null || a.expires_at > now;
 /** Newest first, then the larger id: the order of the SQL store's `created_at desc, id desc`. */
@@ -33,9 +40,17 @@ const oldestFirst = (x: NewAsset, y: NewAsset) => newestFirst(y, x);
  * with no await before writing, which on one event loop is one step.
  */
 export function createMemoryAssetStore(
-  { blobs, assets, blocked }: MemoryAssetTables = createMemoryAssetTables(),
+  { blobs, assets, blocked, viewVersions }: MemoryAssetTables = createMemoryAssetTables(),
   holdsLease: (fence: LeaseFence) => boolean = () => false,
 ): AssetStore {
+  /** Removes the asset row; its job's view changed. */
+  const remove = (a: NewAsset) => {
+    assets.delete(a.id);
+    bump(a.job_id);
+  };
+  const bump = (jobId: string | null) => {
+    if (jobId !== null) viewVersions.set(jobId, (viewVersions.get(jobId) ?? 0) + 1);
+  };
   // Copies out, so callers can never mutate the stored records.
   const view = (a: NewAsset): AssetRecord => {
     const blob = blobs.get(a.blob_key)!;
@@ -54,6 +69,7 @@ export function createMemoryAssetStore(
       if (blobCreated && hashTaken(blob.hash, blob.key)) throw new Error(`blob hash ${blob.hash} already exists`);
       if (blobCreated) blobs.set(blob.key, { ...blob, created_at: Date.now() });
       assets.set(asset.id, { ...asset, node_id: asset.node_id ?? null, output_type: asset.output_type ?? null, tags: [...asset.tags] });
+      bump(asset.job_id);
       return { asset: view(assets.get(asset.id)!), blob_created: blobCreated };
     },
     async setBlobHash(key, hash) {
@@ -92,14 +108,15 @@ export function createMemoryAssetStore(
     async deleteAsset(accountId, id, now) {
       const a = assets.get(id);
       if (!a || a.account_id !== accountId || !isLive(a, now)) return false;
-      return assets.delete(id);
+      remove(a);
+      return true;
     },
 
     async blockBlob(key, _reason, _now) {
       blocked.add(key);
-      const ids = [...assets.values()].filter((a) => a.blob_key === key).map((a) => a.id);
-      for (const id of ids) assets.delete(id);
-      return ids;
+      const over = [...assets.values()].filter((a) => a.blob_key === key);
+      for (const a of over) remove(a);
+      return over.map((a) => a.id);
     },
     async isBlobBlocked(key) {
       return blocked.has(key);
@@ -110,7 +127,7 @@ export function createMemoryAssetStore(
         .filter((a) => a.expires_at !== null && a.expires_at <= now)
         .sort((x, y) => x.expires_at! - y.expires_at!)
         .slice(0, limit);
-      for (const a of expired) assets.delete(a.id);
+      for (const a of expired) remove(a);
       return expired.map((a) => a.blob_key);
     },
     async listUnreferencedBlobs(limit) {

@@ -26,11 +26,13 @@ const copy = (job: JobSummary): JobSummary => structuredClone(job);
 
 /**
  * `assets` yields every stored asset row (the asset store owns them; the
- * listings read them); `tierOf` gives an account's tier (the counts by tier).
+ * listings read them); `tierOf` gives an account's tier (the counts by tier);
+ * `viewVersionOf` a job's view version, which the asset store bumps.
  */
 export function createMemoryJobStore(
   assets: () => Iterable<OutputRow>,
   tierOf: (accountId: string) => string = () => 'default',
+  viewVersionOf: (jobId: string) => number = () => 0,
 ): JobStore & { holdsLease(fence: LeaseFence): boolean } {
   const jobs = new Map<string, JobSummary>();
   const workflows = new Map<string, string>();
@@ -96,6 +98,10 @@ export function createMemoryJobStore(
     async getJob(accountId, id) {
       const job = jobs.get(id);
       return job && job.account_id === accountId ? copy(job) : null;
+    },
+    async getJobStamp(accountId, id) {
+      const job = jobs.get(id);
+      return job && job.account_id === accountId ? { status: job.status, expires_at: job.expires_at, view_version: viewVersionOf(id) } : null;
     },
     async getJobById(id) {
       const job = jobs.get(id);

@@ -14,7 +14,11 @@ export function createMemoryMetadataStore(): MetadataStore {
   // Shared with the job store, whose listings filter jobs by their outputs.
   const assetTables = createMemoryAssetTables();
   const { tierOf, ...accountStore } = createMemoryAccountStore();
-  const { holdsLease, ...jobStore } = createMemoryJobStore(() => assetTables.assets.values(), tierOf);
+  const { holdsLease, ...jobStore } = createMemoryJobStore(
+    () => assetTables.assets.values(),
+    tierOf,
+    (id) => assetTables.viewVersions.get(id) ?? 0,
+  );
   const { add: addDeliveries, ...outboxStore } = createMemoryWebhookOutboxStore();
   const videoTaskStore = createMemoryVideoTaskStore();
   let closed = false;

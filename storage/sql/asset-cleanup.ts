@@ -5,7 +5,7 @@
 // database never double-count or delete a blob an asset was just committed over.
 import type { Kysely } from 'kysely';
 import type { AssetStore } from '../types.ts';
-import { unreferenced } from './rows.ts';
+import { bumpViews, unreferenced } from './rows.ts';
 import type { Database } from './schema.ts';
 
 type AssetCleanup = Pick<
@@ -22,7 +22,11 @@ export function createSqlAssetCleanup(db: Kysely<Database>): AssetCleanup {
           .values({ key, reason, created_at: now })
           .onConflict((oc) => oc.column('key').doNothing())
           .execute();
-        const rows = await tx.deleteFrom('assets').where('blob_key', '=', key).returning('id').execute();
+        const rows = await tx.deleteFrom('assets').where('blob_key', '=', key).returning(['id', 'job_id']).execute();
+        await bumpViews(
+          tx,
+          rows.map((r) => r.job_id),
+        );
         return rows.map((r) => r.id);
       });
     },
@@ -33,13 +37,19 @@ export function createSqlAssetCleanup(db: Kysely<Database>): AssetCleanup {
     async deleteExpiredAssets(now, limit) {
       // DELETE ... LIMIT is not portable; an IN subquery with LIMIT is. RETURNING
       // reports only rows this statement removed, so two sweepers never double-count.
-      const rows = await db
-        .deleteFrom('assets')
-        .where('id', 'in', (eb) => eb.selectFrom('assets').select('id').where('expires_at', '<=', now).orderBy('expires_at').limit(limit))
-        .where('expires_at', '<=', now)
-        .returning('blob_key')
-        .execute();
-      return rows.map((r) => r.blob_key);
+      return db.transaction().execute(async (tx) => {
+        const rows = await tx
+          .deleteFrom('assets')
+          .where('id', 'in', (eb) => eb.selectFrom('assets').select('id').where('expires_at', '<=', now).orderBy('expires_at').limit(limit))
+          .where('expires_at', '<=', now)
+          .returning(['blob_key', 'job_id'])
+          .execute();
+        await bumpViews(
+          tx,
+          rows.map((r) => r.job_id),
+        );
+        return rows.map((r) => r.blob_key);
+      });
     },
     async listUnreferencedBlobs(limit) {
       const rows = await db.selectFrom('blobs').select('key').where(unreferenced).orderBy('created_at').orderBy('key').limit(limit).execute();

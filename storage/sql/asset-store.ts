@@ -5,7 +5,7 @@ import { type Kysely, sql } from 'kysely';
 import { type AssetStore, LeaseLostError } from '../types.ts';
 import { createSqlAssetCleanup } from './asset-cleanup.ts';
 import { type DirectReader, queryTemplate } from './query-template.ts';
-import { live, selectAssets, toAsset, toBlob } from './rows.ts';
+import { bumpViews, live, selectAssets, toAsset, toBlob } from './rows.ts';
 import type { Database } from './schema.ts';
 
 /** `direct`: runs the hot job-output read without kysely's executor when the dialect can (SQLite). */
@@ -30,11 +30,11 @@ export function createSqlAssetStore(db: Kysely<Database>, direct?: DirectReader)
     async commitAsset(blob, asset, fence) {
       return db.transaction().execute(async (tx) => {
         if (fence) {
-          // A write of the job's row (that changes nothing) holds it until commit: a runner taking
-          // the job back (which bumps the token) waits, or this finds the token moved on.
+          // The write of the job's row holds it until commit: a runner taking the job
+          // back (which bumps the token) waits, or this finds the token moved on.
           const held = await tx
             .updateTable('jobs')
-            .set({ lease_token: sql<number>`lease_token` })
+            .set({ view_version: sql<number>`view_version + 1` })
             .where('id', '=', fence.job_id)
             .where('lease_token', '=', fence.lease_token)
             .where('status', 'in', ['running', 'canceling'])
@@ -50,6 +50,8 @@ export function createSqlAssetStore(db: Kysely<Database>, direct?: DirectReader)
           .insertInto('assets')
           .values({ ...asset, node_id: asset.node_id ?? null, output_type: asset.output_type ?? null, tags: JSON.stringify(asset.tags) })
           .execute();
+        // An output committed without a fence changes its job's view too (the fenced update above bumped it).
+        if (!fence && asset.job_id !== null) await bumpViews(tx, [asset.job_id]);
         const row = await selectAssets(tx).where('assets.id', '=', asset.id).executeTakeFirstOrThrow();
         return { asset: toAsset(row), blob_created: Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0 };
       });
@@ -90,8 +92,20 @@ export function createSqlAssetStore(db: Kysely<Database>, direct?: DirectReader)
       return (await jobAssets(jobId, accountId)).map(toAsset);
     },
     async deleteAsset(accountId, id, now) {
-      const result = await db.deleteFrom('assets').where('id', '=', id).where('account_id', '=', accountId).where(live(now)).executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
+      return db.transaction().execute(async (tx) => {
+        const rows = await tx
+          .deleteFrom('assets')
+          .where('id', '=', id)
+          .where('account_id', '=', accountId)
+          .where(live(now))
+          .returning('job_id')
+          .execute();
+        await bumpViews(
+          tx,
+          rows.map((r) => r.job_id),
+        );
+        return rows.length > 0;
+      });
     },
   };
 }

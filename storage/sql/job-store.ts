@@ -52,6 +52,15 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
     direct,
   );
 
+  // Every GET of a finished job whose view this instance keeps: its only read.
+  const jobStamp = queryTemplate(
+    db,
+    2,
+    (id: string, accountId: string) =>
+      db.selectFrom('jobs').select(['status', 'expires_at', 'view_version']).where('id', '=', id).where('account_id', '=', accountId),
+    direct,
+  );
+
   return {
     ...createSqlJobListing(db),
     ...createSqlJobTierCounts(db),
@@ -60,6 +69,10 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
     async getJob(accountId, id) {
       const [row] = await ownJob(id, accountId);
       return row ? toJobSummary(row) : null;
+    },
+    async getJobStamp(accountId, id) {
+      const [row] = await jobStamp(id, accountId);
+      return row ? { status: row.status, expires_at: toNumber(row.expires_at), view_version: toNumber(row.view_version) } : null;
     },
     async getJobById(id) {
       const row = await db.selectFrom('jobs').select(JOB_SUMMARY_COLUMNS).where('id', '=', id).executeTakeFirst();

@@ -318,6 +318,21 @@ migrations['0011_webhook_deliveries'] = {
   },
 };
 
+migrations['0012_job_view_version'] = {
+  // A count that every change of a job's outputs bumps (an output committed
+  // or removed), so an instance may keep a finished job's view and check it
+  // with one small read (JobStore.getJobStamp).
+  async up(db: Kysely<any>) {
+    await db.schema
+      .alterTable('jobs')
+      .addColumn('view_version', 'bigint', (c) => c.notNull().defaultTo(0))
+      .execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.alterTable('jobs').dropColumn('view_version').execute();
+  },
+};
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /**

@@ -1,7 +1,7 @@
 // Row <-> record mapping for the SQL metadata store: int8 columns to numbers,
 // tags and job payloads from JSON, the asset query that takes hash and size
 // from the blob, and the job columns every read but the workflow's takes.
-import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
+import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely';
 import { parseJson } from '../../lib/json.ts';
 import type { AccountRecord, AssetRecord, BlobRecord, JobSummary } from '../types.ts';
 import { type Database, toNumber } from './schema.ts';
@@ -9,6 +9,19 @@ import { type Database, toNumber } from './schema.ts';
 /** Live means not expired at `now`; a null expiry never expires. */
 export const live = (now: number) => (eb: ExpressionBuilder<Database, 'assets'>) =>
   eb.or([eb('assets.expires_at', 'is', null), eb('assets.expires_at', '>', now)]);
+
+/** Bumps the view version of these jobs (nulls and repeats skipped): their outputs changed, in the caller's transaction. */
+export async function bumpViews(db: Kysely<Database>, jobIds: ReadonlyArray<string | null>): Promise<void> {
+  const ids = [...new Set(jobIds.filter((id): id is string => id !== null))];
+  // A sweep removes at most its batch of assets: one list per statement stays well under every dialect's limit.
+  for (let i = 0; i < ids.length; i += 500) {
+    await db
+      .updateTable('jobs')
+      .set({ view_version: sql<number>`view_version + 1` })
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute();
+  }
+}
 
 /** No asset points at the blob row (of an outer query on `blobs`). */
 export const unreferenced = ({ not, exists, selectFrom }: ExpressionBuilder<Database, 'blobs'>) =>

@@ -92,6 +92,8 @@ export interface JobsTable {
   cached_nodes: ColumnType<string | null, string | null | undefined, string | null>;
   /** JSON array of asset ids, or null (none): written when a run ends. */
   temp_asset_ids: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Bumped by every change of the job's outputs (JobStore.getJobStamp); defaults to 0. */
+  view_version: ColumnType<string | number | bigint, number | undefined, number>;
   /** The runner holding the job, or null. */
   lease_owner: ColumnType<string | null, string | null | undefined, string | null>;
   lease_expires_at: ColumnType<string | number | bigint | null, number | null | undefined, number | null>;

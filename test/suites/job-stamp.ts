@@ -1,0 +1,73 @@
+// MetadataStore conformance, job stamps: the three columns that say whether a
+// kept view of a finished job is still its view (core/jobs/view-cache.ts).
+// Every change of a job's outputs must bump its view version, whichever
+// store method makes it: a commit (fenced by the run's lease or not), a
+// deletion by the owner, the sweep of expired assets, a blocked blob.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { MetadataStore } from '../../storage/types.ts';
+import { blob, type MakeStore, newAsset, newJob, T0 } from './store-fixtures.ts';
+
+export function jobStampSuite(make: MakeStore<MetadataStore>): void {
+  describe('JobStore.getJobStamp', () => {
+    let store: MetadataStore;
+    let cleanup: () => Promise<void>;
+    beforeEach(async () => {
+      ({ store, cleanup } = await make());
+    });
+    afterEach(() => cleanup());
+    const version = async (id = 'j') => (await store.getJobStamp('acc1', id))!.view_version;
+
+    it("is the job's status and retention, and null for another account's job or none", async () => {
+      await store.createJob(newJob('j'));
+      expect(await store.getJobStamp('acc1', 'j')).toEqual({ status: 'queued', expires_at: T0 + 86_400_000, view_version: expect.any(Number) });
+      expect(await store.getJobStamp('acc2', 'j')).toBeNull();
+      expect(await store.getJobStamp('acc1', 'missing')).toBeNull();
+      expect(await store.transitionJob('j', 'queued', 'canceled', { completed_at: T0 + 1 })).toBe(true);
+      expect(await store.getJobStamp('acc1', 'j')).toMatchObject({ status: 'canceled' });
+    });
+
+    it('moves with every output committed, fenced or not, and with no other job or asset', async () => {
+      await store.createJob(newJob('j'));
+      await store.createJob(newJob('other'));
+      const v0 = await version();
+      await store.commitAsset(blob('b1'), newAsset('o1', 'b1', { job_id: 'j' }));
+      const v1 = await version();
+      expect(v1).toBeGreaterThan(v0);
+      // An upload (no job) and another job's output leave it as it is.
+      await store.commitAsset(blob('b2'), newAsset('up', 'b2'));
+      await store.commitAsset(blob('b3'), newAsset('o3', 'b3', { job_id: 'other' }));
+      expect(await version()).toBe(v1);
+
+      const lease = await store.claimJob({ account_id: 'acc1', limit: 2, owner: 'r', now: T0, lease_ms: 30_000 });
+      expect(lease).not.toBeNull();
+      const running = (await store.getJobById('j'))!.status === 'running' ? 'j' : 'other';
+      const before = await version(running);
+      const token = (await store.getJobById(running))!.lease!.token;
+      await store.commitAsset(blob('b4'), newAsset('o4', 'b4', { job_id: running }), { job_id: running, lease_token: token });
+      expect(await version(running)).toBeGreaterThan(before);
+    });
+
+    it("moves when one of the job's outputs is deleted, swept or blocked; a refused deletion leaves it", async () => {
+      await store.createJob(newJob('j'));
+      await store.commitAsset(blob('b1'), newAsset('o1', 'b1', { job_id: 'j' }));
+      await store.commitAsset(blob('b2'), newAsset('o2', 'b2', { job_id: 'j', expires_at: T0 + 10 }));
+      await store.commitAsset(blob('b3'), newAsset('o3', 'b3', { job_id: 'j' }));
+      await store.commitAsset(blob('b4'), newAsset('o4', 'b4', { job_id: 'j' }));
+
+      let last = await version();
+      expect(await store.deleteAsset('acc2', 'o1', T0)).toBe(false);
+      expect(await version()).toBe(last);
+      expect(await store.deleteAsset('acc1', 'o1', T0)).toBe(true);
+      expect(await version()).toBeGreaterThan(last);
+
+      last = await version();
+      expect(await store.deleteExpiredAssets(T0 + 10, 10)).toEqual(['b2']);
+      expect(await version()).toBeGreaterThan(last);
+
+      last = await version();
+      expect(await store.blockBlob('b3', 'test', T0)).toEqual(['o3']);
+      expect(await version()).toBeGreaterThan(last);
+      expect((await store.listJobAssets('acc1', 'j')).map((a) => a.id)).toEqual(['o4']);
+    });
+  });
+}
