@@ -10,15 +10,15 @@ import { parseJson, stringifyJson } from '../../lib/json.ts';
 import type { JobStore, JobSummary, LeaseFence, NewJob, QueueBounds, QueueRefusal } from '../types.ts';
 import { createMemoryJobListing, type OutputRow } from './job-listing.ts';
 import { createMemoryJobTierCounts } from './job-tier-counts.ts';
+import { ACTIVE, createOpenJobs } from './open-jobs.ts';
 
 const EXPIRED = 'expired';
 /** Progress after a job has left these statuses would overwrite a final snapshot; a lease covers them. */
-const PROGRESS_STATUSES = new Set(['running', 'canceling']);
-const ACTIVE = PROGRESS_STATUSES;
+const PROGRESS_STATUSES = ACTIVE;
+/** A job in one of these has not finished: queued, or holding a slot. */
+const OPEN = new Set(['queued', ...ACTIVE]);
 
 const bySeq = (x: JobSummary, y: JobSummary) => x.seq - y.seq;
-/** An account's queue in pick order: higher priority first, FIFO within one. */
-const byPick = (x: JobSummary, y: JobSummary) => y.priority - x.priority || x.seq - y.seq;
 
 // Deep copies in and out: JSON columns must not alias caller objects, just as
 // a database round-trip would not.
@@ -47,12 +47,14 @@ export function createMemoryJobStore(
     return token;
   };
 
+  const open = createOpenJobs();
+  const { setStatus } = open;
   const select = (pred: (j: JobSummary) => boolean) => [...jobs.values()].filter(pred).sort(bySeq);
-  const queuedOf = (accountId?: string) => {
-    let n = 0;
-    for (const j of jobs.values()) if (j.status === 'queued' && (accountId === undefined || j.account_id === accountId)) n++;
-    return n;
-  };
+  const selectOpen = (pred: (j: JobSummary) => boolean) => [...open.all()].filter(pred).sort(bySeq);
+  /** select, through the open jobs alone when every wanted status is one of theirs. */
+  const selectStatuses = (statuses: readonly string[], pred: (j: JobSummary) => boolean) =>
+    statuses.every((s) => OPEN.has(s)) ? selectOpen(pred) : select(pred);
+  const queuedOf = open.queuedCount;
 
   // The bounds are counted with no await before the insert: on one event loop that is one step.
   function createJob(job: NewJob): Promise<JobSummary>;
@@ -87,6 +89,7 @@ export function createMemoryJobStore(
     };
     workflows.set(job.id, stringifyJson(workflow));
     jobs.set(job.id, record);
+    setStatus(record, record.status);
     return copy(record);
   }
 
@@ -130,7 +133,7 @@ export function createMemoryJobStore(
         job.lease = null;
         nextToken(id);
       }
-      job.status = to;
+      setStatus(job, to);
       return true;
     },
     async saveProgress(id, progress, outputsReused, leaseToken) {
@@ -147,11 +150,10 @@ export function createMemoryJobStore(
     },
     async claimJob({ account_id, limit, owner, now, lease_ms }) {
       if (limit <= 0) return null;
-      const own = [...jobs.values()].filter((j) => j.account_id === account_id);
-      if (own.filter((j) => ACTIVE.has(j.status)).length >= limit) return null;
-      const job = own.filter((j) => j.status === 'queued').sort(byPick)[0];
+      if (open.active(account_id) >= limit) return null;
+      const job = open.queue(account_id)[0];
       if (!job) return null;
-      job.status = 'running';
+      setStatus(job, 'running');
       job.started_at = now;
       job.attempts += 1;
       job.lease = { owner, token: nextToken(job.id), expires_at: now + lease_ms };
@@ -165,37 +167,36 @@ export function createMemoryJobStore(
       return job.status;
     },
     async listExpiredLeases(now, limit) {
-      return select((j) => ACTIVE.has(j.status) && (j.lease === null || j.lease.expires_at < now))
+      return selectOpen((j) => ACTIVE.has(j.status) && (j.lease === null || j.lease.expires_at < now))
         .slice(0, limit)
         .map(copy);
     },
 
     async listJobsByStatus(statuses, limit) {
       const wanted = new Set(statuses);
-      return select((j) => wanted.has(j.status))
+      return selectStatuses(statuses, (j) => wanted.has(j.status))
         .slice(0, limit)
         .map(copy);
     },
     async listQueuedJobs(accountId, limit) {
-      return select((j) => j.status === 'queued' && j.account_id === accountId)
-        .sort(byPick)
-        .slice(0, limit)
-        .map(copy);
+      return open.queue(accountId).slice(0, limit).map(copy);
     },
     async listAccountsWithQueuedJobs(limit) {
-      const oldest = new Map<string, number>();
-      // Ascending seq, so the first job seen per account is its oldest.
-      for (const j of select((j) => j.status === 'queued')) if (!oldest.has(j.account_id)) oldest.set(j.account_id, j.seq);
-      return [...oldest]
-        .map(([account_id, oldest_seq]) => ({ account_id, oldest_seq, last_claimed_at: lastClaimed.get(account_id) ?? 0 }))
-        .slice(0, limit);
+      const accounts = [];
+      for (const [account_id, queue] of open.queues()) {
+        // Pick order puts priority first: the oldest may be anywhere in the queue.
+        let oldest_seq = Infinity;
+        for (const j of queue) oldest_seq = Math.min(oldest_seq, j.seq);
+        accounts.push({ account_id, oldest_seq, last_claimed_at: lastClaimed.get(account_id) ?? 0 });
+      }
+      return accounts.sort((x, y) => x.oldest_seq - y.oldest_seq).slice(0, limit);
     },
     async countJobs(statuses, accountId) {
       const wanted = new Set(statuses);
-      return select((j) => wanted.has(j.status) && (accountId === undefined || j.account_id === accountId)).length;
+      return selectStatuses(statuses, (j) => wanted.has(j.status) && (accountId === undefined || j.account_id === accountId)).length;
     },
     async countQueuedBefore({ seq, account_id, priority }) {
-      return select(
+      return selectOpen(
         (j) =>
           j.status === 'queued' && (j.account_id === account_id ? j.priority > priority || (j.priority === priority && j.seq < seq) : j.seq < seq),
       ).length;
@@ -221,7 +222,7 @@ export function createMemoryJobStore(
         .filter((j) => from.has(j.status) && j.expires_at <= now)
         .sort((x, y) => x.expires_at - y.expires_at || x.seq - y.seq)
         .slice(0, limit);
-      for (const j of due) j.status = EXPIRED;
+      for (const j of due) setStatus(j, EXPIRED);
       return due.map((j) => j.id);
     },
   };

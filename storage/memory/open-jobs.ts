@@ -1,0 +1,80 @@
+// The memory job store's index of jobs not finished yet: each account's
+// queue kept in pick order and its count of jobs holding a slot. The
+// scheduler's reads (claim, queue counts and positions) touch only these;
+// finished jobs pile up until their retention ends, and scanning them on
+// every claim made the memory store slower than SQLite on a busy queue.
+import type { JobSummary } from '../types.ts';
+
+/** Statuses that hold one of the account's slots, and that a lease covers. */
+export const ACTIVE = new Set(['running', 'canceling']);
+const QUEUED = 'queued';
+
+/** An account's queue in pick order: higher priority first, FIFO within one. */
+export const byPick = (x: JobSummary, y: JobSummary) => y.priority - x.priority || x.seq - y.seq;
+
+export interface OpenJobs {
+  /** Moves the job to `status`, keeping the index; every status change goes through here. */
+  setStatus(job: JobSummary, status: string): void;
+  /** Every open job (queued or active), in no particular order. */
+  all(): IterableIterator<JobSummary>;
+  /** The account's queued jobs in pick order (the store's own array: read, never keep). */
+  queue(accountId: string): readonly JobSummary[];
+  queues(): IterableIterator<[string, readonly JobSummary[]]>;
+  active(accountId: string): number;
+  queuedCount(accountId?: string): number;
+}
+
+export function createOpenJobs(): OpenJobs {
+  const open = new Set<JobSummary>();
+  const queues = new Map<string, JobSummary[]>();
+  const active = new Map<string, number>();
+  let queued = 0;
+
+  function enqueue(job: JobSummary) {
+    let q = queues.get(job.account_id);
+    if (!q) queues.set(job.account_id, (q = []));
+    // Binary search for the first job that picks after this one; new jobs mostly land at the end.
+    let lo = 0;
+    let hi = q.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (byPick(q[mid], job) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    q.splice(lo, 0, job);
+    queued++;
+  }
+
+  function dequeue(job: JobSummary) {
+    const q = queues.get(job.account_id)!;
+    const at = q[0] === job ? 0 : q.indexOf(job);
+    q.splice(at, 1);
+    if (q.length === 0) queues.delete(job.account_id);
+    queued--;
+  }
+
+  const count = (accountId: string, by: number) => {
+    const n = (active.get(accountId) ?? 0) + by;
+    if (n === 0) active.delete(accountId);
+    else active.set(accountId, n);
+  };
+
+  return {
+    setStatus(job, status) {
+      // A new row comes in with its status already set and is not in the index yet.
+      const before = open.has(job) ? job.status : null;
+      if (before === QUEUED) dequeue(job);
+      else if (before !== null && ACTIVE.has(before)) count(job.account_id, -1);
+      job.status = status;
+      if (status === QUEUED) enqueue(job);
+      else if (ACTIVE.has(status)) count(job.account_id, 1);
+      if (status === QUEUED || ACTIVE.has(status)) open.add(job);
+      else open.delete(job);
+    },
+    all: () => open.values(),
+    queue: (accountId) => queues.get(accountId) ?? [],
+    queues: () => queues.entries(),
+    active: (accountId) => active.get(accountId) ?? 0,
+    queuedCount: (accountId) => (accountId === undefined ? queued : (queues.get(accountId)?.length ?? 0)),
+  };
+}
