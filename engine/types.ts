@@ -185,6 +185,12 @@ export interface EngineServerStatus {
   busy: number;
   /** Prompts it may hold at once for this service. */
   slots: number;
+  /** 'draining': it finishes what it runs and takes no new job (an engine whose servers come and go). */
+  state?: 'active' | 'draining';
+  /** Running its warm-up workflow: it takes no job yet. */
+  warming?: boolean;
+  /** Model files it is taken to hold in memory (an engine that routes by model). */
+  models?: string[];
 }
 
 export interface Engine {

@@ -1,7 +1,9 @@
 // The worker engine: runs jobs on a pool of engine servers that speak the
 // reference's HTTP + WebSocket protocol. Node definitions are the workers'
 // /object_info (cached, refreshed); validation applies the local engine's
-// rules to them; each job runs on the least-loaded healthy worker. A node's
+// rules to them; each job runs on a free healthy worker that has its node
+// classes: one holding its models first (model affinity), else the least
+// loaded (pool.ts, slot-acquire.ts, affinity.ts). A node's
 // files are committed as soon as the worker reports them, so a running job
 // already lists them under their content-addressed names.
 //
@@ -22,84 +24,79 @@
 // registry before giving it a prompt (worker-slots.ts), and a job run again
 // after its first process died or stopped goes first to the worker holding
 // its prompt, to follow that prompt rather than start it over.
+//
+// Workers come and go at run time (addServer, drainServer, removeServer).
+// Removing one is immediate: a job running there is lost, as when a worker
+// dies, and runs again elsewhere per onWorkerLost (its prompt there is sent a
+// cancel); an operator who wants its jobs to finish drains it first, then
+// removes it once the drain settled. Removal does not wait for the drain
+// itself so that it also works on a server that hangs.
+//
+// Model affinity: a worker is taken to hold the models its prompts (and its
+// warm-up) loaded, as named by their loader inputs (model-loaders.ts), the
+// last modelsPerServer of them, until it goes away (a restart) or is sent
+// /free (freeServer).
 
-import type { HttpDispatcher } from '../../lib/http-dispatcher.ts';
 import {
   type Engine,
   type EngineJob,
   EngineNotReadyError,
+  type EngineServerStatus,
   type ExecutionContext,
   JobAbort,
-  type NodeDefinition,
   type OutputAsset,
   type Workflow,
 } from '../types.ts';
-import { type DefinitionOf, validateWorkflow } from '../validate-workflow.ts';
-import { createPool } from './pool.ts';
+import { validateWorkflow } from '../validate-workflow.ts';
+import { type Union, unionOf } from './definitions-union.ts';
+import type { ComfyEngineOptions } from './engine-options.ts';
+import { freeWorker } from './free-worker.ts';
+import { modelsOf } from './model-loaders.ts';
+import { createPool, type PoolWorker } from './pool.ts';
 import { runJob } from './run-job.ts';
 import { definitionsOf } from './validate.ts';
+import { warmUp } from './warmup.ts';
 import { DEFAULT_TIMEOUTS } from './worker-client.ts';
 import { WorkerLostError } from './worker-lost.ts';
-import { createSharedSlots, type WorkerSlotRegistry } from './worker-slots.ts';
+import { createSharedSlots } from './worker-slots.ts';
 
+export type { ComfyEngineOptions } from './engine-options.ts';
 export type { WorkerSlotRegistry } from './worker-slots.ts';
 
-export interface ComfyEngineOptions {
-  /** Base URLs of the workers, e.g. http://gpu-1:8188. */
-  workers: string[];
-  /** Jobs run at once per worker (default 1: the reference runs one prompt at a time). */
-  perWorker?: number;
-  /** A job whose worker disappears: run it again on another worker, or fail it (default 'requeue'). */
-  onWorkerLost?: 'requeue' | 'fail';
-  /** How many times a job may be moved to another worker (default 2). */
-  maxRequeues?: number;
-  /** Bound on a job's time on a worker; none by default. */
-  jobTimeoutMs?: number;
-  /** A worker unreachable this long while running a job has lost it (default 15 s). */
-  workerLostAfterMs?: number;
-  /** Health check period of a healthy worker (default 5 s); failing ones back off up to backoffMaxMs. */
-  healthIntervalMs?: number;
-  /** Bound on a health check's /system_stats (default 3 s). */
-  healthTimeoutMs?: number;
-  /** Bound on /object_info, a large answer on servers with many custom nodes (default 30 s). */
-  objectInfoTimeoutMs?: number;
-  /** Bound on POST /prompt, which validates the workflow first (default 30 s). */
-  submitTimeoutMs?: number;
-  /** Bound on the small calls: /history and /queue cross-checks, cancel, interrupt (default 5 s). */
-  requestTimeoutMs?: number;
-  backoffMaxMs?: number;
-  /** How often each worker's /object_info is fetched again (default 60 s). */
-  definitionsRefreshMs?: number;
-  /** While a job runs, how often its state is cross-checked through /history and /queue (default 5 s). */
-  crossCheckMs?: number;
-  /** How long a request that needs node definitions waits for a first worker before 429 deployment_not_ready (default 5 s). */
-  definitionsWaitMs?: number;
-  /** HTTP dispatcher (undici Agent) for worker calls; the global one by default. */
-  dispatcher?: HttpDispatcher;
-  /**
-   * Slots claimed with the engines of other processes on the same workers
-   * (storage's `metadata.workerSlots`), so a worker never gets more than
-   * perWorker prompts from all of them; none: this engine's counts alone.
-   */
-  slots?: WorkerSlotRegistry;
-  /** How long a claimed slot lasts unless renewed (renewed every quarter of it; default 60 s). Keep it above the job lease. */
-  slotLeaseMs?: number;
-  /** How often a job waiting for a shared slot asks again (default 250 ms). */
-  slotRetryMs?: number;
-  log?: (message: string, detail?: Record<string, unknown>) => void;
+/** One engine server as the worker engine sees it (servers()). */
+export interface ComfyServerStatus extends EngineServerStatus {
+  state: 'active' | 'draining';
+  /** Running its warm-up: takes no job yet. */
+  warming: boolean;
+  /** The model files it is taken to hold, least recently used first. */
+  models: string[];
 }
 
-export function createComfyEngine(opts: ComfyEngineOptions): Engine {
-  if (opts.workers.length === 0) throw new Error('createComfyEngine: at least one worker URL is needed');
-  for (const url of opts.workers) {
-    if (!/^https?:\/\/[^/]/.test(url)) throw new Error(`createComfyEngine: not an http(s) URL: ${url}`);
-  }
+export interface ComfyEngine extends Engine {
+  /** Joins an engine server (an http(s) base URL; throws on another); a known one is kept, a draining one takes jobs again. */
+  addServer(url: string): void;
+  /** The server takes no new job; settles once none of ours runs there (at once for an unknown URL). */
+  drainServer(url: string): Promise<void>;
+  /** The server leaves now; a job running there runs again elsewhere (onWorkerLost). Settles once those jobs let go of it. */
+  removeServer(url: string): Promise<void>;
+  /** Sends the server /free (unload its models, free its memory) and forgets what it held. */
+  freeServer(url: string): Promise<void>;
+  servers(): ComfyServerStatus[];
+}
+
+function checkUrl(url: string): void {
+  if (!/^https?:\/\/[^/]/.test(url)) throw new Error(`createComfyEngine: not an http(s) URL: ${url}`);
+}
+
+export function createComfyEngine(opts: ComfyEngineOptions): ComfyEngine {
+  for (const url of opts.workers) checkUrl(url);
   const clientId = crypto.randomUUID();
   const log = opts.log ?? (() => {});
   const perWorker = opts.perWorker ?? 1;
   const shared = opts.slots
     ? createSharedSlots({ registry: opts.slots, owner: clientId, capacity: perWorker, leaseMs: opts.slotLeaseMs ?? 60_000, log })
     : undefined;
+  const { warmup } = opts;
   const pool = createPool({
     urls: opts.workers,
     perWorker,
@@ -116,41 +113,63 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
     dispatcher: opts.dispatcher,
     shared,
     slotRetryMs: opts.slotRetryMs,
+    affinityWaitMs: (opts.routing ?? 'affinity') === 'affinity' ? Math.max(0, opts.affinityWaitMs ?? 5000) : null,
+    modelsPerServer: opts.modelsPerServer ?? 8,
+    warmUp: warmup
+      ? async (worker) => {
+          await warmUp(worker, warmup, { clientId, pollMs: opts.crossCheckMs ?? 5000, timeoutMs: opts.warmupTimeoutMs ?? 600_000 });
+          worker.models.use(modelsOf(warmup, worker.defs));
+          log('worker warmed up', { worker: worker.url, models: worker.models.list() });
+        }
+      : undefined,
     log,
   });
 
-  // The union is built again only when some worker's definitions object was replaced (a refresh):
-  // it is asked for several times per job, and a worker has hundreds of classes.
-  type Union = { sources: Array<Record<string, NodeDefinition> | null>; defs: Record<string, NodeDefinition>; empty: boolean; lookup?: DefinitionOf };
   let union: Union | null = null;
-
-  /** The union of the workers' classes; a job goes to a worker that has all of its own. */
   async function currentUnion(): Promise<Union> {
     await pool.whenDefinitions(opts.definitionsWaitMs ?? 5000);
-    const sources = pool.workers.map((w) => w.defs);
-    if (!union || sources.some((d, i) => d !== union!.sources[i])) {
-      const defs: Record<string, NodeDefinition> = {};
-      for (const d of sources) if (d) for (const k in d) if (Object.hasOwn(d, k)) defs[k] ??= d[k];
-      union = { sources, defs, empty: Object.keys(defs).length === 0 };
-    }
+    union = unionOf(pool.workers, union);
     if (union.empty) throw new EngineNotReadyError('No worker has answered yet, so the node classes are unknown. Try again shortly.');
     return union;
   }
   const nodeDefinitions = async () => (await currentUnion()).defs;
 
+  /** The job's context, its signal also aborted when its worker leaves the pool. */
+  function onWorker(ctx: ExecutionContext, worker: PoolWorker): ExecutionContext {
+    const signal = AbortSignal.any([ctx.signal, worker.gone]);
+    return {
+      signal,
+      partner: ctx.partner,
+      emit: (event) => ctx.emit(event),
+      commitOutput: (output) => ctx.commitOutput(output),
+      readAsset: (ref) => ctx.readAsset(ref),
+    };
+  }
+
   async function execute(job: EngineJob, ctx: ExecutionContext): Promise<void> {
-    const classes = [...new Set(Object.values(job.workflow as Workflow).map((n) => n?.class_type))];
+    const workflow = job.workflow as Workflow;
+    const classes = [...new Set(Object.values(workflow).map((n) => n?.class_type))];
+    const models = modelsOf(workflow, union?.defs);
     // What the job's runs committed so far: a re-run's file that is one of these is not committed twice.
     const committed = new Map<string, OutputAsset>();
     let avoid;
     // Run before, maybe by another process: the worker holding its prompt, if one still does, is asked first.
     const prefer = shared && (job.attempt ?? 1) > 1 ? await shared.holder(job.id) : null;
     for (let attempt = 0; ; attempt++) {
-      const slot = await pool.acquire({ jobId: job.id, classTypes: classes, signal: ctx.signal, avoid, prefer: attempt === 0 ? prefer : null });
+      const slot = await pool.acquire({
+        jobId: job.id,
+        classTypes: classes,
+        models,
+        signal: ctx.signal,
+        avoid,
+        prefer: attempt === 0 ? prefer : null,
+      });
       const { worker } = slot;
+      // Counted as held from now: the jobs behind this one that need its models wait for this worker, not load them elsewhere.
+      worker.models.use(models);
       let canceled = false;
       try {
-        await runJob(worker, job, ctx, {
+        await runJob(worker, job, onWorker(ctx, worker), {
           clientId,
           jobTimeoutMs: opts.jobTimeoutMs,
           workerLostAfterMs: opts.workerLostAfterMs ?? 15_000,
@@ -165,7 +184,12 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
           },
         });
         return;
-      } catch (err) {
+      } catch (caught) {
+        // Removed from the pool under the job: whatever that cut short, the worker is lost to it.
+        const err =
+          worker.gone.aborted && !ctx.signal.aborted
+            ? new WorkerLostError(`The worker ${worker.url} was removed from the pool.`, worker.url)
+            : caught;
         if (!(err instanceof WorkerLostError)) throw err;
         worker.suspect();
         const again = (opts.onWorkerLost ?? 'requeue') === 'requeue' && attempt < (opts.maxRequeues ?? 2) && !ctx.signal.aborted;
@@ -187,14 +211,37 @@ export function createComfyEngine(opts: ComfyEngineOptions): Engine {
     name: 'comfyui',
     readiness: () => pool.readiness(),
     // busy counts this process's prompts there, a canceled one it has not let go of yet included (it holds its slot).
-    servers: () => pool.workers.map((w) => ({ url: w.url, healthy: w.healthy, busy: w.running, slots: perWorker })),
+    servers: () =>
+      pool.workers.map((w) => ({
+        url: w.url,
+        healthy: w.healthy,
+        busy: w.running,
+        slots: perWorker,
+        state: w.state,
+        warming: w.warming,
+        models: w.models.list(),
+      })),
     nodeDefinitions,
     validate: async (workflow) => {
       const current = await currentUnion();
-      // Built at the first validation after each refresh: a worker has hundreds of classes.
+      // Built at the first validation after each change: a worker has hundreds of classes.
       return validateWorkflow(workflow, (current.lookup ??= definitionsOf(current.defs)));
     },
     execute,
+    addServer(url) {
+      checkUrl(url);
+      pool.add(url);
+    },
+    drainServer: (url) => pool.drain(url),
+    removeServer: async (url) => {
+      await pool.remove(url);
+    },
+    async freeServer(url) {
+      const w = pool.workers.find((x) => x.url === url.replace(/\/+$/, ''));
+      if (!w) return;
+      await freeWorker(w.url, opts.dispatcher, opts.requestTimeoutMs ?? DEFAULT_TIMEOUTS.requestMs);
+      w.models.forget();
+    },
     async close() {
       pool.close();
       shared?.close();

@@ -1,11 +1,15 @@
-// The pool of workers: health through /system_stats (periodic, with backoff
-// for a failing worker), each worker's node definitions (fetched when it
-// comes up, refreshed), one WebSocket per worker whose messages are routed to
-// the job listening for their prompt id, and slots: a job takes the
-// least-loaded healthy worker that has its node classes, or waits for one.
-// A worker still holding a prompt we canceled (or timed out) gets no job
-// until its /queue no longer lists it, which the health loop checks; only
-// then is that slot free again.
+// The pool of workers (each one's health, definitions, socket and memory:
+// pool-member.ts) and slots: a job takes the least-loaded healthy worker that
+// has its node classes (or, with model affinity, one holding its models:
+// affinity.ts), or waits for one. A worker still holding a prompt we canceled
+// (or timed out) gets no job until its /queue no longer lists it, which the
+// health loop checks; only then is that slot free again.
+//
+// Workers come and go at run time: one added joins like the first ones
+// (health, definitions, socket, warm-up); one draining takes no new job and
+// its drain settles once its jobs are done; one removed leaves at once, its
+// running jobs told through its `gone` signal (the engine runs them again
+// elsewhere, as for a lost worker).
 //
 // With shared slots (worker-slots.ts: other processes use the same workers)
 // a job takes a worker only once the shared registry gives it a slot there
@@ -13,11 +17,13 @@
 
 import type { HttpDispatcher } from '../../lib/http-dispatcher.ts';
 import type { EngineReadiness, NodeDefinition } from '../types.ts';
-import { type BinaryFrame, decodeBinaryFrame } from './binary-frames.ts';
-import { type AcquireDeps, acquireSlot, type SlotWorker } from './slot-acquire.ts';
-import { createWorkerClient, type WorkerClient, type WorkerTimeouts } from './worker-client.ts';
+import type { BinaryFrame } from './binary-frames.ts';
+import type { ModelMemory } from './model-memory.ts';
+import { createMember, type Member } from './pool-member.ts';
+import { type AcquireDeps, acquireSlot } from './slot-acquire.ts';
+import type { WorkerClient, WorkerTimeouts } from './worker-client.ts';
 import type { SharedSlots } from './worker-slots.ts';
-import { openWorkerSocket, type WorkerSocket } from './worker-socket.ts';
+import type { WorkerSocket } from './worker-socket.ts';
 
 export interface JobListener {
   onMessage(msg: { type: string; data: Record<string, unknown> }): void;
@@ -34,6 +40,14 @@ export interface PoolWorker {
   running: number;
   defs: Record<string, NodeDefinition> | null;
   socket: WorkerSocket | null;
+  /** 'draining': takes no new job (drainServer). */
+  state: 'active' | 'draining';
+  /** Runs the warm-up workflow: not free meanwhile. */
+  warming: boolean;
+  /** The models its prompts loaded, as far as we know (forgotten when it went away). */
+  readonly models: ModelMemory;
+  /** Aborted when it is removed from the pool: a job running there is lost. */
+  readonly gone: AbortSignal;
   /** Routes this prompt's messages to the listener until the returned function is called. */
   listen(promptId: string, listener: JobListener): () => void;
   /** Something went wrong talking to it: check its health now rather than at the next tick. */
@@ -58,6 +72,8 @@ export interface SlotRequest {
   signal: AbortSignal;
   /** A worker the job just lost: another one if any is free. */
   avoid?: PoolWorker;
+  /** The model files the job loads (model-loaders.ts): workers holding them come first. */
+  models?: string[];
   /** The URL of the worker that holds the job's prompt (a re-run): that one first, and waited for until its health is known. */
   prefer?: string | null;
 }
@@ -76,11 +92,24 @@ export interface PoolOptions {
   shared?: SharedSlots;
   /** With shared slots, how often a waiting job asks again (default 250 ms). */
   slotRetryMs?: number;
+  /** Model affinity: how long a job may wait for a busy worker holding its models; null: least loaded only. */
+  affinityWaitMs: number | null;
+  /** Models remembered per worker (LRU). */
+  modelsPerServer: number;
+  /** Runs the warm-up on a worker that came up (or back); rejects when it failed. */
+  warmUp?: (worker: PoolWorker) => Promise<void>;
   log(message: string, detail?: Record<string, unknown>): void;
 }
 
 export interface Pool {
-  readonly workers: PoolWorker[];
+  /** The members now, in the order they joined. */
+  readonly workers: readonly PoolWorker[];
+  /** Joins a worker (or makes a draining one active again); the URL as given, checked by the caller. */
+  add(url: string): PoolWorker;
+  /** Takes no new job there; settles once it runs none of ours (a lingering canceled prompt included). */
+  drain(url: string): Promise<void>;
+  /** Leaves the pool now; jobs running there see its `gone` signal. Settles once they let go of it (at once for an unknown URL). */
+  remove(url: string): Promise<void>;
   /** A slot on the least-loaded healthy worker that knows these classes; waits for one. */
   acquire(request: SlotRequest): Promise<Slot>;
   readiness(): EngineReadiness;
@@ -89,160 +118,30 @@ export interface Pool {
   close(): void;
 }
 
-type Member = SlotWorker & {
-  stop(): void;
-};
+const normal = (url: string) => url.replace(/\/+$/, '');
 
 export function createPool(opts: PoolOptions): Pool {
   let closed = false;
   let waiters: Array<() => void> = [];
+  let drains: Array<{ worker: Member; done: () => void }> = [];
   const wake = () => {
     const w = waiters;
     waiters = [];
     for (const f of w) f();
+    settleDrains();
   };
+  const hooks = { isClosed: () => closed, wake };
+  // Mutated in place: the slot logic (deps.workers) sees members come and go.
+  const workers: Member[] = opts.urls.map((url) => createMember(url, opts, hooks));
+  const find = (url: string) => workers.find((w) => w.url === normal(url));
 
-  const workers = opts.urls.map((url) => makeWorker(url));
-
-  function makeWorker(url: string): Member {
-    const client = createWorkerClient(url, opts.dispatcher, opts.timeouts);
-    const listeners = new Map<string, JobListener>();
-    const lingering = new Map<string, () => void>();
-    /** Checks of lingering prompts so far: they start soon and slow down to the health period. */
-    let lingerChecks = 0;
-    let lingerSince = 0;
-    let current: string | null = null;
-    let failures = 0;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let defsAt = 0;
-    let checking = false;
-
-    const worker: Omit<Member, 'stop'> = {
-      url: client.url,
-      client,
-      healthy: false,
-      everUp: false,
-      probed: false,
-      running: 0,
-      defs: null,
-      socket: null,
-      listen(promptId, listener) {
-        listeners.set(promptId, listener);
-        return () => {
-          if (listeners.get(promptId) === listener) listeners.delete(promptId);
-        };
-      },
-      suspect: () => schedule(0),
-      lingering,
-      linger(promptId, release) {
-        if (lingering.size === 0) {
-          lingerChecks = 0;
-          lingerSince = Date.now();
-        }
-        lingering.get(promptId)?.();
-        lingering.set(promptId, release);
-        schedule(0);
-      },
-    };
-
-    /** Frees the slots of lingering prompts the worker no longer lists. */
-    async function letGo(): Promise<void> {
-      const q = await client.queue();
-      for (const [id, release] of [...lingering]) {
-        if (q.running.includes(id) || q.pending.includes(id)) continue;
-        lingering.delete(id);
-        release();
-      }
-      if (lingering.size === 0 && Date.now() - lingerSince >= opts.healthIntervalMs) {
-        opts.log('worker let go of the canceled prompt', { worker: url, after_ms: Date.now() - lingerSince });
-      } else if (lingering.size > 0 && lingerChecks === 3) {
-        opts.log('worker still runs a canceled prompt; it gets no job until it lets go', { worker: url, prompts: [...lingering.keys()] });
-      }
-    }
-
-    function onMessage(msg: { type: string; data: Record<string, unknown> }): void {
-      const pid = typeof msg.data.prompt_id === 'string' ? msg.data.prompt_id : null;
-      if (msg.type === 'execution_start' || (msg.type === 'executing' && msg.data.node != null)) current = pid ?? current;
-      if (pid === null) {
-        if (msg.type === 'notification' && current !== null) listeners.get(current)?.onMessage(msg);
-        return;
-      }
-      listeners.get(pid)?.onMessage(msg);
-      const ended =
-        ['execution_success', 'execution_error', 'execution_interrupted'].includes(msg.type) || (msg.type === 'executing' && msg.data.node == null);
-      if (ended && current === pid) current = null;
-    }
-
-    function onBinary(bytes: Uint8Array): void {
-      const frame = decodeBinaryFrame(bytes);
-      if (!frame || frame.kind === 'unknown') return;
-      // Type-1 previews and text frames carry no prompt id: they belong to the prompt the worker is running.
-      const pid = (frame.kind === 'preview' ? frame.prompt_id : null) ?? current;
-      if (pid !== null) listeners.get(pid)?.onBinary(frame);
-    }
-
-    function startSocket(): void {
-      if (worker.socket || closed) return;
-      worker.socket = openWorkerSocket({
-        url: client.url,
-        clientId: opts.clientId,
-        backoffMaxMs: opts.backoffMaxMs,
-        handlers: {
-          onMessage,
-          onBinary,
-          onUp: () => {
-            for (const l of [...listeners.values()]) l.onSocketUp();
-          },
-          onDown: () => {
-            current = null;
-            for (const l of [...listeners.values()]) l.onSocketDown();
-            schedule(0);
-          },
-        },
-      });
-    }
-
-    function schedule(ms: number): void {
-      if (closed) return;
-      clearTimeout(timer);
-      timer = setTimeout(check, ms);
-      timer.unref?.();
-    }
-
-    async function check(): Promise<void> {
-      if (checking || closed) return;
-      checking = true;
-      try {
-        await client.systemStats(opts.healthTimeoutMs);
-        if (!worker.defs || Date.now() - defsAt >= opts.definitionsRefreshMs) {
-          worker.defs = await client.objectInfo();
-          defsAt = Date.now();
-        }
-        if (lingering.size > 0) await letGo();
-        if (!worker.healthy) opts.log(worker.everUp ? 'worker is back' : 'worker is up', { worker: url });
-        failures = 0;
-        worker.healthy = true;
-        worker.everUp = true;
-        startSocket();
-        wake();
-        schedule(lingering.size > 0 ? Math.min(opts.healthIntervalMs, 25 * 2 ** Math.min(lingerChecks++, 10)) : opts.healthIntervalMs);
-      } catch (err) {
-        failures++;
-        if (worker.healthy) opts.log('worker is down', { worker: url, error: err instanceof Error ? err.message : String(err) });
-        worker.healthy = false;
-        schedule(Math.min(200 * 2 ** Math.min(failures - 1, 10), opts.backoffMaxMs));
-      } finally {
-        checking = false;
-        if (!worker.probed) {
-          worker.probed = true;
-          // A job waiting for this worker in particular (prefer) may go elsewhere now.
-          wake();
-        }
-      }
-    }
-
-    schedule(0);
-    return Object.assign(worker, { stop: () => clearTimeout(timer) });
+  function settleDrains(): void {
+    // A removed worker's drain waits for its jobs to let go; a drained one's for its lingering prompts too.
+    const idle = (w: Member) => closed || (w.removed ? w.running === 0 : w.state !== 'draining' || (w.running === 0 && w.lingering.size === 0));
+    const ready = drains.filter((d) => idle(d.worker));
+    if (ready.length === 0) return;
+    drains = drains.filter((d) => !ready.includes(d));
+    for (const d of ready) d.done();
   }
 
   const deps: AcquireDeps = {
@@ -250,6 +149,8 @@ export function createPool(opts: PoolOptions): Pool {
     perWorker: opts.perWorker,
     shared: opts.shared,
     retryMs: opts.slotRetryMs ?? 250,
+    affinityWaitMs: opts.affinityWaitMs,
+    waiting: new Set(),
     isClosed: () => closed,
     onWake: (f) => void waiters.push(f),
     offWake: (f) => {
@@ -261,10 +162,46 @@ export function createPool(opts: PoolOptions): Pool {
   return {
     workers,
     acquire: (request) => acquireSlot(deps, request),
+    add(url) {
+      const known = find(url);
+      if (known) {
+        if (known.state === 'draining') opts.log('worker active again', { worker: known.url });
+        known.state = 'active';
+        wake();
+        return known;
+      }
+      const member = createMember(url, opts, hooks);
+      workers.push(member);
+      opts.log('worker added', { worker: member.url });
+      return member;
+    },
+    drain(url) {
+      const w = find(url);
+      if (!w) return Promise.resolve();
+      if (w.state !== 'draining') opts.log('worker draining', { worker: w.url, running: w.running });
+      w.state = 'draining';
+      const done = new Promise<void>((resolve) => drains.push({ worker: w, done: resolve }));
+      settleDrains();
+      return done;
+    },
+    remove(url) {
+      const w = find(url);
+      if (!w) return Promise.resolve();
+      workers.splice(workers.indexOf(w), 1);
+      opts.log('worker removed', { worker: w.url, running: w.running });
+      const done = new Promise<void>((resolve) => drains.push({ worker: w, done: resolve }));
+      w.leave();
+      wake();
+      return done;
+    },
     readiness() {
-      if (workers.some((w) => w.healthy && w.defs)) return { state: 'ready' };
-      if (!workers.some((w) => w.everUp))
-        return { state: 'starting', detail: `waiting for a worker to answer (${workers.map((w) => w.url).join(', ')})` };
+      const active = workers.filter((w) => w.state === 'active');
+      if (active.some((w) => w.healthy && w.defs && !w.warming)) return { state: 'ready' };
+      if (workers.length === 0) return { state: 'unavailable', detail: 'the pool has no engine server: add one' };
+      if (active.length === 0) return { state: 'unavailable', detail: 'every engine server of the pool is draining' };
+      if (active.some((w) => w.healthy && w.defs)) return { state: 'starting', detail: 'the engine servers are warming up' };
+      if (!active.some((w) => w.everUp))
+        return { state: 'starting', detail: `waiting for a worker to answer (${active.map((w) => w.url).join(', ')})` };
       return { state: 'unavailable', detail: 'no worker is reachable' };
     },
     async whenDefinitions(timeoutMs) {
@@ -281,10 +218,7 @@ export function createPool(opts: PoolOptions): Pool {
     },
     close() {
       closed = true;
-      for (const w of workers) {
-        w.stop();
-        w.socket?.close();
-      }
+      for (const w of workers) w.stop();
       wake();
     },
   };
