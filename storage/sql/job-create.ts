@@ -14,12 +14,15 @@
 // submission, is small next to running a workflow.
 //
 // The same turn makes the queue bounds exact across instances: every insert
-// counts the queued jobs after it has taken the row (PostgreSQL's READ
-// COMMITTED reads each statement anew, so the count sees every insert that
-// held the row before), and inserts only under the bounds.
+// reads the queue counts (queue-counts.ts) after it has taken the row
+// (PostgreSQL's READ COMMITTED reads each statement anew, so it sees every
+// insert that held the row before), and inserts only under the bounds.
+// Claims lower the counts meanwhile, never raise them: a bound read a moment
+// early only refuses sooner.
 import type { Kysely } from 'kysely';
 import { stringifyJson } from '../../lib/json.ts';
 import type { JobSummary, NewJob, QueueBounds, QueueRefusal } from '../types.ts';
+import { adjustQueued, countQueued, queueDelta } from './queue-counts.ts';
 import { type Database, toNumber } from './schema.ts';
 
 const JOB_SEQ = 'job_seq';
@@ -45,14 +48,7 @@ export function createSqlJobInsert(db: Kysely<Database>): CreateJob {
         .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ value: eb('counters.value', '+', 1) })))
         .returning('value')
         .executeTakeFirstOrThrow();
-      const queued = async (accountId?: string) => {
-        let query = tx
-          .selectFrom('jobs')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .where('status', '=', 'queued');
-        if (accountId !== undefined) query = query.where('account_id', '=', accountId);
-        return toNumber((await query.executeTakeFirstOrThrow()).n);
-      };
+      const queued = (accountId?: string) => countQueued(tx, accountId);
       const { maxQueued, maxQueuedPerAccount } = bounds;
       // A refusal leaves the transaction by returning, not throwing: the counter's bump is
       // committed with it, a gap in seq that nothing reads as a missing job.
@@ -82,6 +78,7 @@ export function createSqlJobInsert(db: Kysely<Database>): CreateJob {
         .insertInto('jobs')
         .values({ ...record, workflow: stringifyJson(workflow), progress: null, error: null, metadata: json(metadata), outputs_reused: 0 })
         .execute();
+      await adjustQueued(tx, job.account_id, queueDelta(null, job.status));
       // The caller's object must not alias what was stored, as a read would not.
       return { ...record, metadata: metadata === null ? null : structuredClone(metadata) };
     });

@@ -10,6 +10,7 @@ import { createSqlJobInsert } from './job-create.ts';
 import { createSqlJobListing } from './job-listing.ts';
 import { createSqlJobTierCounts } from './job-tier-counts.ts';
 import { type DirectReader, queryTemplate } from './query-template.ts';
+import { adjustQueued, countQueued, queueDelta } from './queue-counts.ts';
 import { idsToText, JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
 import { type Database, type JobsTable, toNumber } from './schema.ts';
 import { takeTurn } from './take-turn.ts';
@@ -99,17 +100,22 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
 
     async transitionJob(id, from, to, patch = {}, guard = {}) {
       const { add_attempts, progress, error, outputs_reused, cached_nodes, temp_asset_ids, lease, outbox, ...times } = patch;
-      // With deliveries to write, the move and its deliveries commit together or not at all.
-      if (outbox !== undefined && outbox.length > 0) {
+      // Into or out of the queue, or with deliveries to write: the move, the account's
+      // queue count and the deliveries commit together or not at all.
+      const delta = queueDelta(from, to);
+      if (delta !== 0 || (outbox !== undefined && outbox.length > 0)) {
         return db.transaction().execute(async (tx) => {
-          const moved = await move(tx);
-          if (moved) await insertWebhookDeliveries(tx, outbox);
-          return moved;
+          const accountId = await move(tx);
+          if (accountId === null) return false;
+          await adjustQueued(tx, accountId, delta);
+          if (outbox !== undefined && outbox.length > 0) await insertWebhookDeliveries(tx, outbox);
+          return true;
         });
       }
-      return move(db);
+      return (await move(db)) !== null;
 
-      async function move(db: Kysely<Database>): Promise<boolean> {
+      /** The moved job's account, or null when it did not move. */
+      async function move(db: Kysely<Database>): Promise<string | null> {
         let query = db
           .updateTable('jobs')
           .set((eb) => {
@@ -131,8 +137,8 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
         if (guard.lease_token !== undefined) query = query.where('lease_token', '=', guard.lease_token);
         const before = guard.lease_expired_before;
         if (before !== undefined) query = query.where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', before)]));
-        const result = await query.executeTakeFirst();
-        return Number(result.numUpdatedRows) > 0;
+        const row = await query.returning('account_id').executeTakeFirst();
+        return row?.account_id ?? null;
       }
     },
     async saveProgress(id, progress, outputsReused, leaseToken) {
@@ -192,6 +198,7 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
             .executeTakeFirst();
           if (row) {
             await tx.updateTable('counters').set({ value: now }).where('name', '=', claimCounter(account_id)).execute();
+            await adjustQueued(tx, account_id, -1);
             return toJobSummary(row);
           }
         }
@@ -241,11 +248,20 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
       return rows.map(toJobSummary);
     },
     async listAccountsWithQueuedJobs(limit) {
+      // The accounts come from their queue counts, each one's oldest job from the (account_id,
+      // status, seq) index: a few seeks per account with a queue, not a pass over the whole queue.
       const queued = db
-        .selectFrom('jobs')
-        .select((eb) => ['account_id', eb.fn.min('seq').as('oldest_seq')])
-        .where('status', '=', 'queued')
-        .groupBy('account_id')
+        .selectFrom('queue_counts as c')
+        .select((eb) => [
+          'c.account_id',
+          eb
+            .selectFrom('jobs')
+            .select((j) => j.fn.min('seq').as('s'))
+            .whereRef('jobs.account_id', '=', 'c.account_id')
+            .where('jobs.status', '=', 'queued')
+            .as('oldest_seq'),
+        ])
+        .where('c.queued', '>', 0)
         .orderBy('oldest_seq')
         .limit(limit)
         .as('q');
@@ -256,14 +272,22 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
         .select(['q.account_id', 'q.oldest_seq', 'counters.value as last_claimed_at'])
         .orderBy('q.oldest_seq')
         .execute();
-      return rows.map((r) => ({
-        account_id: r.account_id,
-        oldest_seq: toNumber(r.oldest_seq),
-        last_claimed_at: r.last_claimed_at === null ? 0 : toNumber(r.last_claimed_at),
-      }));
+      // A count above 0 always has a queued job under it (both change in one transaction); null would be a count gone wrong.
+      return rows.flatMap((r) =>
+        r.oldest_seq === null
+          ? []
+          : [
+              {
+                account_id: r.account_id,
+                oldest_seq: toNumber(r.oldest_seq),
+                last_claimed_at: r.last_claimed_at === null ? 0 : toNumber(r.last_claimed_at),
+              },
+            ],
+      );
     },
     async countJobs(statuses, accountId) {
       if (statuses.length === 0) return 0;
+      if (statuses.length === 1 && statuses[0] === 'queued') return countQueued(db, accountId);
       let query = db
         .selectFrom('jobs')
         .select((eb) => eb.fn.countAll().as('n'))

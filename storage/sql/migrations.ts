@@ -333,6 +333,34 @@ migrations['0012_job_view_version'] = {
   },
 };
 
+migrations['0013_queue_counts'] = {
+  // Each account's number of queued jobs, kept in the transaction of every
+  // move into or out of `queued` (storage/sql/queue-counts.ts): the queue
+  // bounds, the queue's size and the scheduler's accounts with queued jobs
+  // read a few rows instead of counting or grouping the whole queue.
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable('queue_counts')
+      .addColumn('account_id', 'text', (c) => c.primaryKey())
+      .addColumn('queued', 'bigint', (c) => c.notNull())
+      .execute();
+    await db
+      .insertInto('queue_counts')
+      .columns(['account_id', 'queued'])
+      .expression(
+        db
+          .selectFrom('jobs')
+          .select((eb) => ['account_id', eb.fn.countAll().as('queued')])
+          .where('status', '=', 'queued')
+          .groupBy('account_id'),
+      )
+      .execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropTable('queue_counts').execute();
+  },
+};
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /**

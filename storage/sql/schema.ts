@@ -160,7 +160,14 @@ export interface WebhookDeliveriesTable {
   ended_at: NullableInt8;
 }
 
+/** Each account's queued jobs (storage/sql/queue-counts.ts); a row may stay at 0. */
+export interface QueueCountsTable {
+  account_id: string;
+  queued: Int8;
+}
+
 export interface Database {
+  queue_counts: QueueCountsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   event_payloads: EventPayloadsTable;
   worker_slots: WorkerSlotsTable;

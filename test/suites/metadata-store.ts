@@ -6,6 +6,7 @@ import type { MetadataStore } from '../../storage/types.ts';
 import { accountStoreSuite } from './account-store.ts';
 import { assetStoreSuite } from './asset-store.ts';
 import { idempotencyStoreSuite } from './idempotency-store.ts';
+import { jobQueueCountSuite } from './job-queue-counts.ts';
 import { jobStampSuite } from './job-stamp.ts';
 import { jobStoreSuite } from './job-store.ts';
 import { jobTierCountSuite } from './job-store-tier-counts.ts';
@@ -26,6 +27,7 @@ export function metadataStoreSuite(name: string, make: MakeStore<MetadataStore>)
     assetStoreSuite(make);
     jobStoreSuite(make);
     jobStampSuite(make);
+    jobQueueCountSuite(make);
     jobTierCountSuite(make);
     videoTaskStoreSuite(make);
     webhookOutboxStoreSuite(make);
