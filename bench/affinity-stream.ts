@@ -1,6 +1,7 @@
 // The job stream of bench/affinity.ts: a seeded, skewed (Zipf) choice of a
 // checkpoint per job, a LoRA on some, so both routings get the same jobs.
 import type { Workflow } from '../engine/types.ts';
+import { seededRandom } from '../providers/local/music/seed.ts';
 import { modelWorkflow } from '../test/fakes/comfyui-model-nodes.ts';
 
 export interface StreamOptions {
@@ -16,20 +17,8 @@ export interface StreamOptions {
   seed: number;
 }
 
-/** mulberry32: small, seeded, good enough to draw a job stream. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export function jobStream(o: StreamOptions): Workflow[] {
-  const next = random(o.seed);
+  const next = seededRandom(o.seed);
   const weights = o.checkpoints.map((_, k) => 1 / (k + 1) ** o.zipf);
   const total = weights.reduce((a, b) => a + b, 0);
   const pick = () => {

@@ -54,9 +54,10 @@ export function createJobViewCache(limits: JobViewCacheLimits): JobViewCache {
       return view.text;
     },
     set(jobId, view) {
-      if (limits.entries <= 0 || view.text.length > limits.chars) return;
       const old = views.get(jobId);
       if (old !== undefined) drop(jobId, old);
+      // Too large to keep: the older one is gone too, so polls of it do not read its stamp for nothing.
+      if (limits.entries <= 0 || view.text.length > limits.chars) return;
       views.set(jobId, view);
       chars += view.text.length;
       for (const [id, oldest] of views) {

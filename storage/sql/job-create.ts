@@ -17,8 +17,9 @@
 // reads the queue counts (queue-counts.ts) after it has taken the row
 // (PostgreSQL's READ COMMITTED reads each statement anew, so it sees every
 // insert that held the row before), and inserts only under the bounds.
-// Claims lower the counts meanwhile, never raise them: a bound read a moment
-// early only refuses sooner.
+// Other moves change the counts meanwhile without that row: claims lower
+// them, and a job taken back from a lost runner is queued again past the
+// bound (it was admitted once), as it was when the queue itself was counted.
 import type { Kysely } from 'kysely';
 import { stringifyJson } from '../../lib/json.ts';
 import type { JobSummary, NewJob, QueueBounds, QueueRefusal } from '../types.ts';

@@ -262,6 +262,10 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
             .as('oldest_seq'),
         ])
         .where('c.queued', '>', 0)
+        // A count that went wrong (see README, upgrading) must not take one of the `limit` places.
+        .where(({ exists, selectFrom }) =>
+          exists(selectFrom('jobs').select('jobs.id').whereRef('jobs.account_id', '=', 'c.account_id').where('jobs.status', '=', 'queued')),
+        )
         .orderBy('oldest_seq')
         .limit(limit)
         .as('q');
