@@ -1,9 +1,12 @@
 // adapters/node/known-body.ts: deferredJsonResponse is Response.json with its
 // body known as text and no stream made until JavaScript reads it; the core's
 // jsonResponse uses it for the requests of an adapter that gives it.
-import { describe, expect, it } from 'vitest';
-import { deferredJsonResponse, knownBody } from '../adapters/node/known-body.ts';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { deferredJsonResponse, deferredJsonTextResponse, knownBody } from '../adapters/node/known-body.ts';
+import { type RunningServer, serve } from '../adapters/node/server.ts';
 import { jsonResponse as coreJson, setRequestOptions } from '../core/http/request-options.ts';
+import { fakeService, recordingLogger } from './helpers/fake-service.ts';
 
 const jsonResponse = (value: unknown, init?: ResponseInit) => deferredJsonResponse(value, init);
 
@@ -95,5 +98,55 @@ describe("the core's jsonResponse for a request whose adapter builds JSON itself
     const res = coreJson(new Request('http://x/'), { a: 1 }, {});
     expect(Object.getPrototypeOf(res) === Response.prototype).toBe(true);
     expect(await res.json()).toEqual({ a: 1 });
+  });
+});
+
+describe('a known-body answer written by the Node adapter', () => {
+  const running: RunningServer[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((s) => s.close()));
+  });
+
+  /** Serves `make()`'s response to every request; the head and body a client gets. */
+  async function served(make: () => Response) {
+    const server = await serve(
+      fakeService(() => make()),
+      { port: 0, logger: recordingLogger() },
+    );
+    running.push(server);
+    const res = await request(`${server.url}/x`);
+    return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
+  }
+
+  it('sends the headers it was given, as a Headers object would: names in any case, values trimmed', async () => {
+    const got = await served(() => deferredJsonTextResponse('{"a":1}', { status: 201, headers: { 'Cache-Control': 'no-store', 'X-A': ' v ' } }));
+    expect(got.status).toBe(201);
+    expect(got.headers).toMatchObject({ 'cache-control': 'no-store', 'x-a': 'v', 'content-type': 'application/json', 'content-length': '7' });
+    expect(got.body).toBe('{"a":1}');
+  });
+
+  it('sends what a handler set on its headers after building it', async () => {
+    const got = await served(() => {
+      const res = deferredJsonTextResponse('{}', { headers: { 'X-A': '1' } });
+      res.headers.set('x-late', '2');
+      res.headers.delete('x-a');
+      return res;
+    });
+    expect(got.headers['x-late']).toBe('2');
+    expect(got.headers['x-a']).toBeUndefined();
+  });
+
+  it('joins names that differ only in case, as Headers does', async () => {
+    const got = await served(() => deferredJsonTextResponse('{}', { headers: { 'X-A': '1', 'x-a': '2' } }));
+    expect(got.headers['x-a']).toBe('1, 2');
+  });
+
+  it('is a Response to JavaScript, and refuses a status the Response constructor refuses', () => {
+    const res = deferredJsonTextResponse('{"a":1}', { status: 404 });
+    expect(res).toBeInstanceOf(Response);
+    expect([res.status, res.ok, res.type, res.url, res.redirected, res.statusText]).toEqual([404, false, 'default', '', false, '']);
+    expect(Object.prototype.toString.call(res)).toBe('[object Response]');
+    expect(() => deferredJsonTextResponse('{}', { status: 99 })).toThrow(RangeError);
+    expect(() => new Response('{}', { status: 99 })).toThrow(RangeError);
   });
 });

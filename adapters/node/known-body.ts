@@ -7,74 +7,114 @@
 // the text to send with a Content-Length.
 import { stringifyJson } from '../../lib/json.ts';
 
+/** Response members answered here; every other one of Response.prototype runs on the built Response. */
+const OWN = new Set(['constructor', 'status', 'statusText', 'ok', 'headers', 'body', 'bodyUsed', 'clone', 'type', 'url', 'redirected']);
+
 /**
- * A Response whose body stream is made only when read: status and headers
- * are the real ones; `body`, the readers and `clone` work on a Response built
- * on first use. Only for callers that read the body from JavaScript or
- * through `knownBody`, never handed to a runtime's native server.
+ * A Response for JavaScript (`instanceof Response`, status, headers,
+ * readers, body, clone) that builds undici's Response only when asked for
+ * its body: status and text are kept here, the headers as given until read.
+ * Building a Response and its Headers, and iterating them back, cost a
+ * known-body answer more than writing it (a poll of a finished job). Only
+ * for callers that read the body from JavaScript or through `knownBody`,
+ * never handed to a runtime's native server.
  */
-class DeferredBodyResponse extends Response {
+class DeferredBodyResponse {
   readonly #text: string;
+  readonly #status: number;
+  readonly #statusText: string;
+  readonly #init: NonNullable<ResponseInit['headers']>;
+  #headers: Headers | undefined;
   #real: Response | undefined;
 
-  constructor(text: string, init: ResponseInit) {
-    super(null, init);
+  constructor(text: string, status: number, statusText: string, headers: NonNullable<ResponseInit['headers']>) {
     this.#text = text;
+    this.#status = status;
+    this.#statusText = statusText;
+    this.#init = headers;
   }
 
-  static textOf(r: Response): string | undefined {
-    return #text in r ? (r as DeferredBodyResponse).#text : undefined;
+  get status(): number {
+    return this.#status;
   }
 
-  static materialized(r: DeferredBodyResponse): Response {
-    return (r.#real ??= new Response(r.#text, { status: r.status, statusText: r.statusText, headers: r.headers }));
+  get statusText(): string {
+    return this.#statusText;
   }
 
-  static used(r: DeferredBodyResponse): boolean {
-    return r.#real?.bodyUsed ?? false;
+  get ok(): boolean {
+    return this.#status >= 200 && this.#status <= 299;
   }
 
-  static copy(r: DeferredBodyResponse): DeferredBodyResponse {
-    if (DeferredBodyResponse.used(r)) throw new TypeError('Response.clone: Body has already been consumed.');
-    return new DeferredBodyResponse(r.#text, { status: r.status, statusText: r.statusText, headers: new Headers(r.headers) });
+  get type(): 'default' {
+    return 'default';
+  }
+
+  get url(): string {
+    return '';
+  }
+
+  get redirected(): boolean {
+    return false;
+  }
+
+  /** Built on first read; from then on the writer sends what it holds (a caller may have changed it). */
+  get headers(): Headers {
+    return (this.#headers ??= new Headers(this.#init));
+  }
+
+  get body(): ReadableStream<Uint8Array> | null {
+    return DeferredBodyResponse.real(this).body;
+  }
+
+  get bodyUsed(): boolean {
+    return this.#real?.bodyUsed ?? false;
+  }
+
+  clone(): Response {
+    if (this.bodyUsed) throw new TypeError('Response.clone: Body has already been consumed.');
+    return new DeferredBodyResponse(this.#text, this.#status, this.#statusText, new Headers(this.headers)) as unknown as Response;
+  }
+
+  static real(r: DeferredBodyResponse): Response {
+    return (r.#real ??= new Response(r.#text, { status: r.#status, statusText: r.#statusText, headers: r.headers }));
+  }
+
+  static textOf(r: unknown): string | undefined {
+    return r !== null && typeof r === 'object' && #text in r ? (r as DeferredBodyResponse).#text : undefined;
+  }
+
+  /** The header fields as given, when nobody has read `headers` and they are a plain record; else undefined. */
+  static givenRecord(r: DeferredBodyResponse): Record<string, string> | undefined {
+    const init = r.#init;
+    if (r.#headers !== undefined || init instanceof Headers || Array.isArray(init)) return undefined;
+    return init as Record<string, string>;
   }
 }
 
-// On the prototype, where Response keeps them too (lib.dom types them as properties, hence not class members).
-const real = DeferredBodyResponse.materialized;
-Object.defineProperties(DeferredBodyResponse.prototype, {
-  body: {
-    get(this: DeferredBodyResponse) {
-      return real(this).body;
-    },
-    configurable: true,
-  },
-  bodyUsed: {
-    get(this: DeferredBodyResponse) {
-      return DeferredBodyResponse.used(this);
-    },
-    configurable: true,
-  },
-  clone: {
-    value(this: DeferredBodyResponse) {
-      return DeferredBodyResponse.copy(this);
-    },
-    writable: true,
-    configurable: true,
-  },
-  ...Object.fromEntries(
-    ['arrayBuffer', 'blob', 'bytes', 'formData', 'json', 'text'].map((name) => [
-      name,
-      {
-        value(this: DeferredBodyResponse) {
-          return (real(this) as unknown as Record<string, () => unknown>)[name]();
-        },
-        writable: true,
-        configurable: true,
+// Everything else of Response.prototype (arrayBuffer, blob, formData, json, text, bytes, ...) on the built one.
+for (const key of Reflect.ownKeys(Response.prototype)) {
+  if (typeof key === 'string' && OWN.has(key)) continue;
+  const d = Object.getOwnPropertyDescriptor(Response.prototype, key)!;
+  if (d.get) {
+    Object.defineProperty(DeferredBodyResponse.prototype, key, {
+      get(this: DeferredBodyResponse) {
+        return Reflect.get(DeferredBodyResponse.real(this), key);
       },
-    ]),
-  ),
-});
+      configurable: true,
+    });
+  } else if (typeof d.value === 'function') {
+    Object.defineProperty(DeferredBodyResponse.prototype, key, {
+      value(this: DeferredBodyResponse, ...args: unknown[]) {
+        const real = DeferredBodyResponse.real(this);
+        return (Reflect.get(real, key) as (...a: unknown[]) => unknown).apply(real, args);
+      },
+      writable: true,
+      configurable: true,
+    });
+  }
+}
+Object.setPrototypeOf(DeferredBodyResponse.prototype, Response.prototype);
 
 const JSON_TYPE = Object.freeze({ 'content-type': 'application/json' });
 
@@ -108,7 +148,12 @@ export function deferredJsonResponse(value: unknown, init?: ResponseInit): Respo
 
 /** The same over JSON text already serialized: the Node adapters' FetchOptions.jsonTextResponse. */
 export function deferredJsonTextResponse(text: string, init?: ResponseInit): Response {
-  return new DeferredBodyResponse(text, { status: init?.status, statusText: init?.statusText, headers: withJsonType(init?.headers) });
+  const status = init?.status ?? 200;
+  // What the Response constructor would refuse, refused the same way.
+  if (!Number.isInteger(status) || status < 200 || status > 599)
+    throw new RangeError(`init["status"] must be in the range of 200 to 599, inclusive.`);
+  const headers = withJsonType(init?.headers);
+  return new DeferredBodyResponse(text, status, init?.statusText ?? '', headers) as unknown as Response;
 }
 
 /**
@@ -118,4 +163,15 @@ export function deferredJsonTextResponse(text: string, init?: ResponseInit): Res
  */
 export function knownBody(response: Response): string | undefined {
   return DeferredBodyResponse.textOf(response);
+}
+
+/**
+ * The header fields of a response built here, as the caller gave them
+ * (names in any case), when nothing has read or changed its `headers`; else
+ * undefined, and the writer reads `headers` as for any Response.
+ */
+export function knownHeaders(response: Response): Record<string, string> | undefined {
+  return DeferredBodyResponse.textOf(response) === undefined
+    ? undefined
+    : DeferredBodyResponse.givenRecord(response as unknown as DeferredBodyResponse);
 }

@@ -2,7 +2,7 @@
 // and the body streamed chunk by chunk at the pace the client reads it, or
 // written at once when the core built it from bytes it already had.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { knownBody } from './known-body.ts';
+import { knownBody, knownHeaders } from './known-body.ts';
 import { bodyStillArriving, drainRequestBody, mustCloseConnection } from './request-body.ts';
 
 // Connection management belongs to Node's HTTP layer, not to the service.
@@ -87,6 +87,37 @@ async function pipeBody(res: ServerResponse, body: ReadableStream<Uint8Array>, r
   }
 }
 
+/** The fields of a Headers object: names lowercased, duplicates joined, every Set-Cookie on its own. */
+function headerFields(headers: Headers): Record<string, string | string[]> {
+  const fields: Record<string, string | string[]> = Object.create(null);
+  let cookies: string[] | undefined;
+  for (const [name, value] of headers) {
+    if (name === 'set-cookie') (cookies ??= []).push(value);
+    else if (!HOP_BY_HOP.has(name) && name !== 'content-length') fields[name] = value;
+  }
+  if (cookies !== undefined) fields['set-cookie'] = cookies;
+  return fields;
+}
+
+/**
+ * The same from the record a known-body response was given, sparing a
+ * Headers built only to be read back; undefined (take the Headers path) for
+ * anything a Headers object would have to merge or check: two names that
+ * differ only in case, a Set-Cookie, a value with a line break.
+ */
+function givenFields(record: Record<string, string> | undefined): Record<string, string> | undefined {
+  if (record === undefined) return undefined;
+  const fields: Record<string, string> = Object.create(null);
+  for (const key of Object.keys(record)) {
+    const name = key.toLowerCase();
+    const value = record[key];
+    if (name in fields || name === 'set-cookie' || typeof value !== 'string' || /[\r\n\0]/.test(value)) return undefined;
+    // Headers would trim the value's surrounding whitespace.
+    if (!HOP_BY_HOP.has(name) && name !== 'content-length') fields[name] = value.trim();
+  }
+  return fields;
+}
+
 /**
  * A body the core already holds whole (known-body.ts) goes out with its
  * length in one writeHead and one end, as a bare node:http handler would
@@ -95,14 +126,7 @@ async function pipeBody(res: ServerResponse, body: ReadableStream<Uint8Array>, r
 function writeKnown(res: ServerResponse, response: Response, text: string, req?: IncomingMessage): Promise<void> {
   // A plain object: writeHead stores it as is, where an array goes through setHeader one by one.
   // No prototype, so a header named like an Object.prototype member is just a header.
-  const fields: Record<string, string | string[]> = Object.create(null);
-  let cookies: string[] | undefined;
-  // Headers iterate names lowercased, duplicates joined, every Set-Cookie on its own.
-  for (const [name, value] of response.headers) {
-    if (name === 'set-cookie') (cookies ??= []).push(value);
-    else if (!HOP_BY_HOP.has(name) && name !== 'content-length') fields[name] = value;
-  }
-  if (cookies !== undefined) fields['set-cookie'] = cookies;
+  const fields = givenFields(knownHeaders(response)) ?? headerFields(response.headers);
   if (req && mustCloseConnection(req)) fields.connection = 'close';
   fields['content-length'] = String(Buffer.byteLength(text));
   res.writeHead(response.status, response.statusText || undefined, fields);
