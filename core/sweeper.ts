@@ -3,7 +3,8 @@
 // references any more, drops idempotency keys past their 24 hours, and marks
 // finished jobs past their retention `expired` (their outputs expire with them),
 // and deletes video tasks past theirs and webhook deliveries that ended long
-// enough ago. Asked to, it also lists the blob store for files a crash left
+// enough ago. It also sets right the SQL store's counts of queued jobs, should
+// one have gone wrong. Asked to, it also lists the blob store for files a crash left
 // without their row (assets/orphans.ts).
 
 import { collectBlob } from './assets/ingest.ts';
@@ -33,6 +34,11 @@ export async function sweep(ctx: ServiceContext, opts: { orphans: boolean }): Pr
     }
     more = queued.length === BATCH && due.length === queued.length;
   }
+  // Counts of queued jobs kept apart from the jobs (SQL) are set right if they went wrong.
+  const fixes = (await ctx.metadata.repairQueueCounts?.()) ?? [];
+  for (const fix of fixes) ctx.logger.warn('corrected the count of queued jobs of an account', { ...fix });
+  // An account that was counted at 0 has jobs to run.
+  if (fixes.length > 0) ctx.jobs.scheduler.kick();
   for (;;) {
     const ids = await ctx.metadata.expireJobs(ENDED, now, BATCH);
     jobsExpired += ids.length;

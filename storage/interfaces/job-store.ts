@@ -278,6 +278,13 @@ export interface JobStore {
    */
   countJobsByTier(statuses: string[]): Promise<JobTierCount[]>;
   /**
+   * For a store that keeps counts of queued jobs apart from the jobs (SQL):
+   * sets each account's count to its queued jobs where the two differ, and
+   * says which it corrected (the sweep logs them). A store that counts the
+   * jobs themselves has nothing to repair and leaves it out.
+   */
+  repairQueueCounts?(): Promise<Array<{ account_id: string; was: number; is: number }>>;
+  /**
    * Queued jobs ahead of this one (its 0-based place in the global queue):
    * other accounts' jobs submitted before it, and its account's jobs before
    * it in pick order (a higher priority, or the same one and submitted before).

@@ -10,7 +10,7 @@ import { createSqlJobInsert } from './job-create.ts';
 import { createSqlJobListing } from './job-listing.ts';
 import { createSqlJobTierCounts } from './job-tier-counts.ts';
 import { type DirectReader, queryTemplate } from './query-template.ts';
-import { adjustQueued, countQueued, queueDelta } from './queue-counts.ts';
+import { adjustQueued, countQueued, queueDelta, repairQueueCounts } from './queue-counts.ts';
 import { idsToText, JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
 import { type Database, type JobsTable, toNumber } from './schema.ts';
 import { takeTurn } from './take-turn.ts';
@@ -289,6 +289,7 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
             ],
       );
     },
+    repairQueueCounts: () => repairQueueCounts(db),
     async countJobs(statuses, accountId) {
       if (statuses.length === 0) return 0;
       if (statuses.length === 1 && statuses[0] === 'queued') return countQueued(db, accountId);

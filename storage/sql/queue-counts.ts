@@ -3,7 +3,7 @@
 // a transition), so the queue's size, the bounds and the accounts with queued
 // jobs are read from a few rows instead of counting the queue; at a depth of
 // thousands those counts cost more than the rest of a submission.
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { type Database, toNumber } from './schema.ts';
 
 const QUEUED = 'queued';
@@ -32,4 +32,61 @@ export async function countQueued(db: Kysely<Database>, accountId?: string): Pro
     .select((eb) => eb.fn.sum<number | string | bigint | null>('queued').as('n'))
     .executeTakeFirstOrThrow();
   return row.n === null ? 0 : toNumber(row.n);
+}
+
+/**
+ * Sets every account's count to its queued jobs where they differ (a count
+ * that went wrong, e.g. written beside a process of an older version), and
+ * returns what it corrected. Each account is checked in a transaction that
+ * first locks its count row: moves take that row last, after their job row,
+ * so a move under way either waits for the check (and applies its change on
+ * top of a count that did not see it yet) or has committed before the check
+ * counts. Run now and then by the sweep; on SQLite one writer makes it simple.
+ */
+export async function repairQueueCounts(db: Kysely<Database>): Promise<Array<{ account_id: string; was: number; is: number }>> {
+  // A first look without locks; only the accounts that look wrong are checked under the lock
+  // (a move under way can make a right count look wrong for a moment, never the reverse for long).
+  const counts = new Map(
+    (await db.selectFrom('queue_counts').select(['account_id', 'queued']).execute()).map((r) => [r.account_id, toNumber(r.queued)]),
+  );
+  const actual = await db
+    .selectFrom('jobs')
+    .select((eb) => ['account_id', eb.fn.countAll().as('n')])
+    .where('status', '=', QUEUED)
+    .groupBy('account_id')
+    .execute();
+  const suspects = new Set<string>();
+  for (const r of actual) if (counts.get(r.account_id) !== toNumber(r.n)) suspects.add(r.account_id);
+  const queued = new Set(actual.map((r) => r.account_id));
+  for (const [accountId, n] of counts) if (n !== 0 && !queued.has(accountId)) suspects.add(accountId);
+  const fixed = [];
+  for (const accountId of suspects) {
+    const change = await db.transaction().execute(async (tx) => {
+      await tx
+        .insertInto('queue_counts')
+        .values({ account_id: accountId, queued: 0 })
+        .onConflict((oc) => oc.column('account_id').doNothing())
+        .execute();
+      // The row lock (PostgreSQL; SQLite's write lock is already held): moves of this account wait from here.
+      const row = await tx
+        .updateTable('queue_counts')
+        .set({ queued: sql<number>`queued` })
+        .where('account_id', '=', accountId)
+        .returning('queued')
+        .executeTakeFirstOrThrow();
+      const { n } = await tx
+        .selectFrom('jobs')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('account_id', '=', accountId)
+        .where('status', '=', QUEUED)
+        .executeTakeFirstOrThrow();
+      const was = toNumber(row.queued);
+      const is = toNumber(n);
+      if (was === is) return null;
+      await tx.updateTable('queue_counts').set({ queued: is }).where('account_id', '=', accountId).execute();
+      return { account_id: accountId, was, is };
+    });
+    if (change) fixed.push(change);
+  }
+  return fixed;
 }
