@@ -69,6 +69,7 @@ export interface ServiceConfig {
   outbound: UrlPolicy;
   /** Required for /metrics and /ops/* when set. */
   operatorToken: string | undefined;
+  serverSyncIntervalMs: number;
 }
 
 function jobLeaseMs(seconds: number | undefined): number {
@@ -138,6 +139,7 @@ export function resolveConfig(options: ServiceOptions): ServiceConfig {
     webhookDelivery: resolveWebhookDelivery(options.webhookDelivery),
     outbound: outboundPolicy(options),
     operatorToken: options.operatorToken || undefined,
+    serverSyncIntervalMs: options.serverSyncIntervalMs ?? 5000,
   };
 }
 

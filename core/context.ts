@@ -15,6 +15,7 @@ import type { CreditsProvider } from './jobs/credits.ts';
 import { createJobSystem, type JobSystem } from './jobs/system.ts';
 import { consoleLogger } from './log.ts';
 import { createInstanceMetrics, type InstanceMetrics } from './ops/instance-metrics.ts';
+import { createServerSync, type ServerSync } from './ops/servers/sync.ts';
 import { createGenerationLimiter, type GenerationLimiter } from './proxy/music/limiter.ts';
 import { createVideoTaskSystem, type VideoTaskSystem } from './proxy/video/tasks.ts';
 import { createUrlSigner, randomSecret, type UrlSigner } from './signing.ts';
@@ -63,6 +64,8 @@ export interface ServiceContext extends ServiceBase {
   videoTasks: VideoTaskSystem;
   /** Music generations under way per account. */
   musicSlots: GenerationLimiter;
+  /** The engine pool kept in line with the stored engine servers (/ops/servers). */
+  servers: ServerSync;
 }
 
 export async function buildContext(options: CoreServiceOptions): Promise<ServiceContext> {
@@ -106,5 +109,6 @@ export async function buildContext(options: CoreServiceOptions): Promise<Service
     jobs: createJobSystem(base),
     videoTasks: createVideoTaskSystem(base),
     musicSlots: createGenerationLimiter(config.musicConcurrencyPerAccount),
+    servers: createServerSync(base),
   };
 }

@@ -35,6 +35,9 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   range_not_satisfiable: 416,
   method_not_allowed: 405,
+  // Operator codes (/ops/*).
+  /** The engine runs jobs in process: it has no pool of engine servers to change. */
+  no_server_pool: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

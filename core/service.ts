@@ -34,6 +34,8 @@ export async function createService(options: CoreServiceOptions): Promise<Servic
   const drained = () => (active === 0 ? Promise.resolve() : new Promise<void>((resolve) => drainWaiters.push(resolve)));
   let closed = false;
 
+  // The registered engine servers join before the first job is looked at.
+  await ctx.servers.start();
   await ctx.jobs.start();
   await ctx.videoTasks.start();
   // Deliveries left pending by an earlier run go out now, with whatever this start wrote.
@@ -94,6 +96,7 @@ export async function createService(options: CoreServiceOptions): Promise<Servic
       closed = true;
       if (timer) clearInterval(timer);
       await drained();
+      ctx.servers.close();
       await ctx.jobs.close();
       // The runs' last events (their end) go to the other instances before the bus closes.
       await ctx.jobs.hub.flush?.();

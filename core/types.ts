@@ -207,6 +207,14 @@ export interface ServiceOptions {
    */
   operatorToken?: string;
   /**
+   * How often (ms, default 5000) this instance re-reads the engine servers
+   * registered through /ops/servers and brings its engine's pool in line, so
+   * that every runner on a shared database converges on the same set (with
+   * an event bus a change reaches the others at once; this is the fallback).
+   * 0: only at start and on bus messages.
+   */
+  serverSyncIntervalMs?: number;
+  /**
    * More families for `GET /metrics`, e.g. the runtime's process metrics
    * (CPU, memory, event-loop delay: the Node adapter's
    * `createProcessMetrics()`, which `graphrun serve` passes). The core has

@@ -198,6 +198,22 @@ export interface Engine {
   readiness(): EngineReadiness;
   /** The engine servers behind it, for an engine that runs jobs on some; absent for an in-process engine. */
   servers?(): EngineServerStatus[];
+  /**
+   * An engine on a pool whose servers come and go at run time has these three
+   * (the operator's /ops/servers drives them without knowing the engine):
+   * join a server (an http(s) base URL; a known one is kept, a draining one
+   * becomes active again), drain one (it takes no new job; settles once none
+   * runs there), remove one (a job running there runs again elsewhere).
+   */
+  addServer?(url: string): void;
+  drainServer?(url: string): Promise<void>;
+  removeServer?(url: string): Promise<void>;
+  /**
+   * Jobs it can run at once now, for an engine whose room changes (a pool:
+   * its active servers' slots); the scheduler takes no more than that.
+   * Absent: only the service's maxConcurrentJobs bounds it.
+   */
+  capacity?(): number;
   nodeDefinitions(): Promise<Record<string, NodeDefinition>>;
   validate(workflow: Workflow): Promise<ValidationResult>;
   /** Resolves when the job finished; rejects with ExecutionError (or an AbortError when canceled). */

@@ -6,6 +6,7 @@ import type { AccountStore } from './interfaces/account-store.ts';
 import type { AssetStore } from './interfaces/asset-store.ts';
 import type { BlobLockStore } from './interfaces/blob-lock-store.ts';
 import type { BlobStore } from './interfaces/blob-store.ts';
+import type { EngineServerStore } from './interfaces/engine-server-store.ts';
 import type { EventBus } from './interfaces/event-bus.ts';
 import type { IdempotencyStore } from './interfaces/idempotency-store.ts';
 import type { JobStore } from './interfaces/job-store.ts';
@@ -27,6 +28,13 @@ export {
 } from './interfaces/asset-store.ts';
 export type { BlobLockStore } from './interfaces/blob-lock-store.ts';
 export type { BlobStore, BlobWriter, ByteRange, SignedUrlOptions } from './interfaces/blob-store.ts';
+export {
+  type EngineServerRecord,
+  type EngineServerState,
+  type EngineServerStore,
+  type NewEngineServer,
+  normalizeServerUrl,
+} from './interfaces/engine-server-store.ts';
 export type { EventBus } from './interfaces/event-bus.ts';
 export type { IdempotencyStore } from './interfaces/idempotency-store.ts';
 export type {
@@ -71,6 +79,8 @@ export interface MetadataStore
     WebhookOutboxStore {
   /** Engine-server slots claimed across processes: what the worker engine's `slots` option takes. Optional for other backends. */
   workerSlots?: WorkerSlotStore;
+  /** Engine servers registered at run time (the operator's /ops/servers); absent: the routes that change them answer 409. */
+  engineServers?: EngineServerStore;
   /** Blob keys locked across the processes sharing the storage; absent where one process uses it (its own mutex is enough). */
   blobLocks?: BlobLockStore;
 }

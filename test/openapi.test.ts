@@ -231,8 +231,13 @@ describe.each(MODES)('OpenAPI documents (%s)', (mode) => {
     expect(doc.paths['/healthz'].get.security).toEqual([]);
     expect(doc.paths['/healthz'].head).toBeDefined();
     for (const [path, item] of Object.entries(doc.paths as Record<string, any>)) {
-      if (path === '/metrics' || path.startsWith('/ops/')) expect(item.get.security, path).toContainEqual({ operatorToken: [] });
+      if (path !== '/metrics' && !path.startsWith('/ops/')) continue;
+      for (const [method, op] of Object.entries(item as Record<string, any>))
+        expect(op.security, `${method} ${path}`).toContainEqual({ operatorToken: [] });
     }
+    // Changing the engine servers always takes the token (no open alternative).
+    expect(doc.paths['/ops/servers'].post.security).toEqual([{ operatorToken: [] }]);
+    expect(doc.paths['/ops/servers/{id}'].delete.security).toEqual([{ operatorToken: [] }]);
   });
 
   it('ops: the probes and the status answer the fields their schemas document', async () => {

@@ -12,6 +12,7 @@ export const USAGE = `Usage: graphrun serve [options]
        graphrun jobs [--status status,...] [--limit n] [--json]
        graphrun cancel <job-id>
        graphrun upload <file> [--json]
+       graphrun servers list | add <url> | drain <id> | remove <id>
 
 serve   runs the workflow execution service over HTTP and WebSocket.
 runner  runs jobs only, serving no HTTP, beside "serve --no-run-jobs" instances
@@ -22,6 +23,8 @@ run, jobs, cancel, upload
         your jobs, cancel one, upload a file as an asset. Each takes --url <url>
         (env GRAPHRUN_URL, default http://${DEFAULT_HOST}:${DEFAULT_PORT}) and --token <secret>
         (env GRAPHRUN_TOKEN); "graphrun <command> --help" tells the rest.
+servers the engine servers of a running service's pool (the operator's
+        /ops/servers): --url and --operator-token (env GRAPHRUN_OPERATOR_TOKEN).
 
 Storage (serve and runner; by default SQLite and blob files under --data):
   --data <dir>      Directory for the SQLite database and blobs (env GRAPHRUN_DATA,

@@ -6,6 +6,7 @@
 import { bearerScheme, type Json, jsonRef, openApiDocument, openApiSchema } from '../http/openapi.ts';
 import { PROMETHEUS_CONTENT_TYPE } from '../metrics/text-format.ts';
 import { ErrorEnvelopeSchema } from '../schemas.ts';
+import { SERVER_OPERATIONS, SERVER_SCHEMAS } from './servers/openapi.ts';
 
 const error = (description: string): Json => ({ description, content: jsonRef('ErrorEnvelope') });
 const NO_AUTH: Json[] = [];
@@ -100,6 +101,7 @@ const OPERATIONS: Record<string, Json> = {
     security: NO_AUTH,
     responses: { '200': { description: 'OpenAPI 3.0 document.' } },
   },
+  ...SERVER_OPERATIONS,
 };
 
 const check = (properties: Record<string, Json> = {}): Json => ({
@@ -122,6 +124,7 @@ const checks: Json = {
 };
 
 const SCHEMAS: Record<string, Json> = {
+  ...SERVER_SCHEMAS,
   ErrorEnvelope: openApiSchema(ErrorEnvelopeSchema),
   Health: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } },
   Readiness: { type: 'object', required: ['status', 'checks'], properties: { status: { type: 'string', enum: ['ready', 'not_ready'] }, checks } },
@@ -187,10 +190,11 @@ export function opsOpenApi(routes: ReadonlyArray<readonly [method: string, path:
     {
       title: 'graphrun operator endpoints',
       description:
-        'Health and readiness probes (no auth, cheap), Prometheus metrics and the fleet status (the operator token when the service has one), the web dashboard. Errors are `{error: {code, message, details?}}`.',
+        'Health and readiness probes (no auth, cheap), Prometheus metrics and the fleet status (the operator token when the service has one), the engine servers of the pool (changing them always needs the operator token), the web dashboard. Errors are `{error: {code, message, details?}}`.',
       tags: [
         { name: 'probes', description: 'For load balancers and Kubernetes liveness / readiness probes.' },
         { name: 'monitoring', description: 'Metrics and status for operators and autoscalers.' },
+        { name: 'engine servers', description: 'The pool of engine servers, changed at run time (the operator token is required to change it).' },
         { name: 'dashboard', description: 'The web dashboard.' },
       ],
       securitySchemes: {

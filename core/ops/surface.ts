@@ -1,7 +1,7 @@
 // The operator's surface: health and readiness probes, Prometheus metrics,
-// the fleet's status, the web dashboard and this surface's OpenAPI document,
-// at the root of the service (or of its mount prefix). Errors in the v2
-// envelope.
+// the fleet's status, its engine servers, the web dashboard and this
+// surface's OpenAPI document, at the root of the service (or of its mount
+// prefix). Errors in the v2 envelope.
 import { serveOpenApi } from '../http/openapi.ts';
 import type { Route, SurfaceDefinition } from '../http/surface.ts';
 import { v2ErrorResponse } from '../v2/errors.ts';
@@ -9,6 +9,7 @@ import { dashboardRoutes } from './dashboard/serve.ts';
 import { metrics } from './metrics.ts';
 import { opsOpenApi } from './openapi.ts';
 import { readyz } from './readiness.ts';
+import { addServer, drainServer, listServers, removeServer } from './servers/handlers.ts';
 import { opsStatus } from './status.ts';
 
 /** Paths this surface owns; everything else at the root stays the cloud surface's. */
@@ -23,6 +24,11 @@ export function opsSurface(): SurfaceDefinition {
     ['HEAD', '/readyz', readyz],
     ['GET', '/metrics', metrics],
     ['GET', '/ops/status', opsStatus],
+    // The engine servers of the pool, changed at run time (core/ops/servers).
+    ['GET', '/ops/servers', listServers],
+    ['POST', '/ops/servers', addServer],
+    ['POST', '/ops/servers/:id/drain', drainServer],
+    ['DELETE', '/ops/servers/:id', removeServer],
     // Built on first request, from this whole table (a route it has no operation for fails the build).
     ['GET', '/openapi.json', serveOpenApi(() => opsOpenApi(routes))],
     ...dashboardRoutes(),

@@ -3,6 +3,7 @@
 import type { MetadataStore } from '../types.ts';
 import { createMemoryAccountStore } from './account-store.ts';
 import { createMemoryAssetStore, createMemoryAssetTables } from './asset-store.ts';
+import { createMemoryEngineServerStore } from './engine-server-store.ts';
 import { createMemoryIdempotencyStore } from './idempotency-store.ts';
 import { createMemoryJobStore } from './job-store.ts';
 import { createMemorySettingsStore } from './settings-store.ts';
@@ -52,5 +53,6 @@ export function createMemoryMetadataStore(): MetadataStore {
       return moved;
     },
     workerSlots: createMemoryWorkerSlotStore(),
+    engineServers: createMemoryEngineServerStore(),
   };
 }

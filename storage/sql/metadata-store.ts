@@ -1,6 +1,6 @@
 // The MetadataStore over kysely: one store per concern (settings, accounts,
 // idempotency, assets, jobs, video tasks, the webhook outbox, worker slots,
-// lifecycle), composed
+// engine servers, lifecycle), composed
 // over one database. Dialect-neutral: every store uses only constructs SQLite and
 // PostgreSQL share (ON CONFLICT, RETURNING, NOT EXISTS, IN subqueries with
 // LIMIT), so the same code serves the embedded and the scale-out database.
@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely';
 import type { MetadataStore } from '../types.ts';
 import { createSqlAccountStore } from './account-store.ts';
 import { createSqlAssetStore } from './asset-store.ts';
+import { createSqlEngineServerStore } from './engine-server-store.ts';
 import { createSqlIdempotencyStore } from './idempotency-store.ts';
 import { createSqlJobStore } from './job-store.ts';
 import { createSqlLifecycle } from './lifecycle.ts';
@@ -33,5 +34,6 @@ export function createSqlMetadataStore(db: Kysely<Database>, direct?: DirectRead
     ...createSqlVideoTaskStore(db),
     ...createSqlWebhookOutboxStore(db),
     workerSlots: createSqlWorkerSlotStore(db),
+    engineServers: createSqlEngineServerStore(db),
   };
 }

@@ -361,6 +361,27 @@ migrations['0013_queue_counts'] = {
   },
 };
 
+migrations['0014_engine_servers'] = {
+  // Engine servers an operator registered at run time (engine-server-store.ts),
+  // one per URL of a deployment. `deployment` is 'default' until deployments
+  // exist; it is in the key now so they come without another migration.
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable('engine_servers')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('deployment', 'text', (c) => c.notNull().defaultTo('default'))
+      .addColumn('url', 'text', (c) => c.notNull())
+      .addColumn('state', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('updated_at', 'bigint', (c) => c.notNull())
+      .addUniqueConstraint('engine_servers_deployment_url_key', ['deployment', 'url'])
+      .execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropTable('engine_servers').execute();
+  },
+};
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /**

@@ -140,6 +140,16 @@ export interface WorkerSlotsTable {
   expires_at: Int8;
 }
 
+/** An engine server registered at run time (engine-server-store.ts). */
+export interface EngineServersTable {
+  id: string;
+  deployment: string;
+  url: string;
+  state: string;
+  created_at: Int8;
+  updated_at: Int8;
+}
+
 /** A delivery of the outbox (webhook-outbox-store.ts). */
 export interface WebhookDeliveriesTable {
   id: string;
@@ -167,6 +177,7 @@ export interface QueueCountsTable {
 }
 
 export interface Database {
+  engine_servers: EngineServersTable;
   queue_counts: QueueCountsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   event_payloads: EventPayloadsTable;

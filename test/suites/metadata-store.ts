@@ -5,6 +5,7 @@ import { describe } from 'vitest';
 import type { MetadataStore } from '../../storage/types.ts';
 import { accountStoreSuite } from './account-store.ts';
 import { assetStoreSuite } from './asset-store.ts';
+import { engineServerStoreSuite } from './engine-server-store.ts';
 import { idempotencyStoreSuite } from './idempotency-store.ts';
 import { jobQueueCountSuite } from './job-queue-counts.ts';
 import { jobStampSuite } from './job-stamp.ts';
@@ -31,5 +32,6 @@ export function metadataStoreSuite(name: string, make: MakeStore<MetadataStore>)
     jobTierCountSuite(make);
     videoTaskStoreSuite(make);
     webhookOutboxStoreSuite(make);
+    engineServerStoreSuite(make);
   });
 }

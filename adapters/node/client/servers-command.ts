@@ -1,0 +1,83 @@
+// `graphrun servers list|add URL|drain ID|remove ID`: the operator's
+// /ops/servers, the engine servers of a running service's pool. They take the
+// operator token (--operator-token, env GRAPHRUN_OPERATOR_TOKEN, the variable
+// `serve` reads), not an account key: the server refuses changes without it.
+import { createApi } from './api.ts';
+import { type ConnectionFlags, clientConfig } from './config.ts';
+import { apiErrorOf, CliUsageError, EXIT_OK } from './errors.ts';
+
+export interface ServersFlags {
+  url?: string;
+  operatorToken?: string;
+  json?: boolean;
+}
+
+type Env = Record<string, string | undefined>;
+
+interface Live {
+  healthy: boolean;
+  busy: number;
+  slots: number;
+  state: string;
+}
+interface Registered {
+  id: string;
+  url: string;
+  state: string;
+  live: Live | null;
+}
+
+function apiOf(flags: ServersFlags, env: Env) {
+  if (flags.operatorToken === '') throw new CliUsageError('--operator-token must not be empty.');
+  // The operator token takes the place of the account token; an empty variable counts as unset.
+  const connection: ConnectionFlags = { url: flags.url, token: flags.operatorToken };
+  return createApi(clientConfig(connection, { ...env, GRAPHRUN_TOKEN: env.GRAPHRUN_OPERATOR_TOKEN }));
+}
+
+const out = (text: string) => process.stdout.write(`${text}\n`);
+const liveText = (l: Live | null) => (l ? `${l.healthy ? 'healthy' : 'unhealthy'} ${l.busy}/${l.slots}` : 'not in this pool');
+
+export async function serversList(flags: ServersFlags, env: Env): Promise<number> {
+  const body = await apiOf(flags, env).json<{ servers: Registered[]; configured: Array<Live & { url: string }> }>('/ops/servers');
+  if (flags.json) return (out(JSON.stringify(body, null, 2)), EXIT_OK);
+  const rows = [
+    ['ID', 'URL', 'STATE', 'LIVE'],
+    ...body.servers.map((s) => [s.id, s.url, s.state, liveText(s.live)]),
+    // Configured with --worker, not registered: no id to drain or remove them by.
+    ...body.configured.map((s) => ['(configured)', s.url, s.state, liveText(s)]),
+  ];
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  for (const r of rows)
+    out(
+      r
+        .map((cell, i) => cell.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    );
+  return EXIT_OK;
+}
+
+export async function serversAdd(url: string, flags: ServersFlags, env: Env): Promise<number> {
+  const api = apiOf(flags, env);
+  const res = await api.fetch('/ops/servers', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url }) });
+  if (!res.ok) throw await apiErrorOf(res, 'POST /ops/servers');
+  const server = (await res.json()) as Registered;
+  if (flags.json) out(JSON.stringify(server, null, 2));
+  else out(`server ${server.id} ${server.url} ${res.status === 201 ? 'added' : 'already registered'} (${server.state})`);
+  return EXIT_OK;
+}
+
+export async function serversDrain(id: string, flags: ServersFlags, env: Env): Promise<number> {
+  const server = await apiOf(flags, env).json<Registered>(`/ops/servers/${encodeURIComponent(id)}/drain`, { method: 'POST' });
+  if (flags.json) out(JSON.stringify(server, null, 2));
+  else out(`server ${server.id} ${server.url} draining: it finishes what it runs and takes no new job`);
+  return EXIT_OK;
+}
+
+export async function serversRemove(id: string, flags: ServersFlags, env: Env): Promise<number> {
+  const path = `/ops/servers/${encodeURIComponent(id)}`;
+  const res = await apiOf(flags, env).fetch(path, { method: 'DELETE' });
+  if (!res.ok) throw await apiErrorOf(res, `DELETE ${path}`);
+  out(`server ${id} removed`);
+  return EXIT_OK;
+}
