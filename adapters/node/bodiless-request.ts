@@ -11,6 +11,7 @@
 // plain conversion (request.ts). The built Request takes a copy of the
 // headers: the adapter hands the core a request nobody changes.
 import type { ServerResponse } from 'node:http';
+import { forwardToBuilt } from './built-on-need.ts';
 import { clientSignal } from './client-signal.ts';
 
 /** Methods that may come without a body and that fetch allows. */
@@ -56,32 +57,8 @@ class BodilessRequest {
   }
 }
 
-const OWN = new Set(['constructor', 'url', 'method', 'headers', 'signal']);
-
-// Everything else of Request.prototype, on the built Request. Inherited
-// members would run on this object, which has none of undici's internal state.
-for (const key of Reflect.ownKeys(Request.prototype)) {
-  if (typeof key === 'string' && OWN.has(key)) continue;
-  const d = Object.getOwnPropertyDescriptor(Request.prototype, key)!;
-  if (d.get) {
-    Object.defineProperty(BodilessRequest.prototype, key, {
-      get(this: BodilessRequest) {
-        return Reflect.get(BodilessRequest.built(this), key);
-      },
-      configurable: true,
-    });
-  } else if (typeof d.value === 'function') {
-    Object.defineProperty(BodilessRequest.prototype, key, {
-      value(this: BodilessRequest, ...args: unknown[]) {
-        const built = BodilessRequest.built(this);
-        return (Reflect.get(built, key) as (...a: unknown[]) => unknown).apply(built, args);
-      },
-      writable: true,
-      configurable: true,
-    });
-  }
-}
-Object.setPrototypeOf(BodilessRequest.prototype, Request.prototype);
+// Everything else of Request.prototype runs on the built Request.
+forwardToBuilt(BodilessRequest, Request, new Set(['url', 'method', 'headers', 'signal']), BodilessRequest.built);
 
 /** A Request over these parts, undici's built on first need. `url` must be a parsed URL's href. */
 export function bodilessRequest(url: string, method: string, headers: Headers, res: ServerResponse): Request {

@@ -6,9 +6,10 @@
 // small JSON response costs on Node 20), and `knownBody` hands the writer
 // the text to send with a Content-Length.
 import { stringifyJson } from '../../lib/json.ts';
+import { forwardToBuilt } from './built-on-need.ts';
 
 /** Response members answered here; every other one of Response.prototype runs on the built Response. */
-const OWN = new Set(['constructor', 'status', 'statusText', 'ok', 'headers', 'body', 'bodyUsed', 'clone', 'type', 'url', 'redirected']);
+const OWN = new Set(['status', 'statusText', 'ok', 'headers', 'body', 'bodyUsed', 'clone', 'type', 'url', 'redirected']);
 
 /**
  * A Response for JavaScript (`instanceof Response`, status, headers,
@@ -93,28 +94,7 @@ class DeferredBodyResponse {
 }
 
 // Everything else of Response.prototype (arrayBuffer, blob, formData, json, text, bytes, ...) on the built one.
-for (const key of Reflect.ownKeys(Response.prototype)) {
-  if (typeof key === 'string' && OWN.has(key)) continue;
-  const d = Object.getOwnPropertyDescriptor(Response.prototype, key)!;
-  if (d.get) {
-    Object.defineProperty(DeferredBodyResponse.prototype, key, {
-      get(this: DeferredBodyResponse) {
-        return Reflect.get(DeferredBodyResponse.real(this), key);
-      },
-      configurable: true,
-    });
-  } else if (typeof d.value === 'function') {
-    Object.defineProperty(DeferredBodyResponse.prototype, key, {
-      value(this: DeferredBodyResponse, ...args: unknown[]) {
-        const real = DeferredBodyResponse.real(this);
-        return (Reflect.get(real, key) as (...a: unknown[]) => unknown).apply(real, args);
-      },
-      writable: true,
-      configurable: true,
-    });
-  }
-}
-Object.setPrototypeOf(DeferredBodyResponse.prototype, Response.prototype);
+forwardToBuilt(DeferredBodyResponse, Response, OWN, DeferredBodyResponse.real);
 
 const JSON_TYPE = Object.freeze({ 'content-type': 'application/json' });
 
