@@ -208,12 +208,6 @@ export interface Engine {
   addServer?(url: string): void;
   drainServer?(url: string): Promise<void>;
   removeServer?(url: string): Promise<void>;
-  /**
-   * Jobs it can run at once now, for an engine whose room changes (a pool:
-   * its active servers' slots); the scheduler takes no more than that.
-   * Absent: only the service's maxConcurrentJobs bounds it.
-   */
-  capacity?(): number;
   nodeDefinitions(): Promise<Record<string, NodeDefinition>>;
   validate(workflow: Workflow): Promise<ValidationResult>;
   /** Resolves when the job finished; rejects with ExecutionError (or an AbortError when canceled). */

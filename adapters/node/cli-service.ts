@@ -38,11 +38,9 @@ export async function createCliService(
   http?: { token?: string; operatorToken?: string; runJobs: boolean },
 ): Promise<Service> {
   const { allowPrivateUrls, workers, threads, jobLeaseSeconds, musicUpstream, videoUpstream, webhooks } = options;
-  // With workers, as many jobs run at once as the pool has slots (one per active server, the
-  // engine's capacity, which follows servers added and drained at run time), also for the CLI's one
-  // account (open or --token: the store's 'default' tier, otherwise limited to one job).
-  const unbounded = Number.MAX_SAFE_INTEGER;
-  const pool = workers.length > 0 ? { maxConcurrentJobs: unbounded, tierLimits: { default: unbounded } } : {};
+  // With workers, as many jobs run at once as the pool has slots (one per worker), also for the
+  // CLI's one account (open or --token: the store's 'default' tier, otherwise limited to one job).
+  const pool = workers.length > 0 ? { maxConcurrentJobs: workers.length, tierLimits: { default: workers.length } } : {};
   const providers = {
     music: musicUpstream ? createUpstreamMusicProvider(musicUpstream) : undefined,
     video: videoUpstream ? createUpstreamVideoProvider(videoUpstream) : undefined,

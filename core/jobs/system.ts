@@ -87,9 +87,7 @@ export function createJobSystem(ctx: ServiceBase): JobSystem {
     maxQueueDepth: config.maxQueueDepth,
     maxQueuedPerAccount: config.maxQueuedPerAccount,
     credits: ctx.credits,
-    // A pool's room follows its servers (added and drained at run time); maxConcurrentJobs bounds it too.
-    engineCapacity: () =>
-      !runsJobs || engine.readiness().state !== 'ready' ? 0 : Math.min(maxConcurrent, engine.capacity?.() ?? Infinity) - scheduler.running(),
+    engineCapacity: () => (!runsJobs || engine.readiness().state !== 'ready' ? 0 : maxConcurrent - scheduler.running()),
     run(job) {
       const p = runner(job).finally(() => runs.delete(p));
       runs.add(p);

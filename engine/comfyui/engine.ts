@@ -221,10 +221,6 @@ export function createComfyEngine(opts: ComfyEngineOptions): ComfyEngine {
         warming: w.warming,
         models: w.models.list(),
       })),
-    // An active server's slots, and a draining one's jobs still running (the scheduler counts them
-    // as running): it takes no new one. A removed one has left the list; one that is down still
-    // counts, a job waits for it as before.
-    capacity: () => pool.workers.reduce((n, w) => n + (w.state === 'active' ? perWorker : w.running), 0),
     nodeDefinitions,
     validate: async (workflow) => {
       const current = await currentUnion();
