@@ -3,7 +3,7 @@
 // unknown id all answer the same 404.
 
 import { stringifyJson } from '../../lib/json.ts';
-import type { JobSummary } from '../../storage/types.ts';
+import type { JobStamp, JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { linkBase, mountPrefix } from '../http/links.ts';
@@ -24,18 +24,19 @@ export async function getJob(request: Request, ctx: ServiceContext, id: string):
   const account = await ctx.auth.authenticate(request);
   const { views } = ctx.jobs;
   const jobId = id.toLowerCase();
+  const key = viewKey(ctx, request);
+  let stamp: JobStamp | null = null;
   // A view of it is kept: one small read says whether it still holds.
   if (views.has(jobId)) {
-    const stamp = await ctx.metadata.getJobStamp(account.id, jobId);
+    stamp = await ctx.metadata.getJobStamp(account.id, jobId);
     if (!stamp || !isRetained(stamp, ctx.now())) throw notFound('No job with this id.');
-    const text = views.get(jobId, account.id, viewKey(ctx, request), stamp);
+    const text = views.get(jobId, account.id, key, stamp);
     if (text !== undefined) return jsonTextResponse(request, text, { headers: NO_STORE });
   }
   const job = await findOwnJob(ctx, account, id);
   if (!isTerminal(job.status as JobStatus)) return jsonResponse(request, await jobView(ctx, request, job), { headers: NO_STORE });
-  // Finished: kept under the stamp read before its outputs, so a change of them after the read is a later version.
-  const key = viewKey(ctx, request);
-  const stamp = await ctx.metadata.getJobStamp(account.id, job.id);
+  // Finished: kept under a stamp read before its outputs (the one above, if read), so a change of them after it is a later version.
+  stamp ??= await ctx.metadata.getJobStamp(account.id, job.id);
   if (!stamp) throw notFound('No job with this id.');
   const outputs = await ctx.metadata.listJobAssets(account.id, job.id);
   const text = stringifyJson(await jobView(ctx, request, job, { outputs })) as string;
