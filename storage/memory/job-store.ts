@@ -10,13 +10,11 @@ import { parseJson, stringifyJson } from '../../lib/json.ts';
 import type { JobStore, JobSummary, LeaseFence, NewJob, QueueBounds, QueueRefusal } from '../types.ts';
 import { createMemoryJobListing, type OutputRow } from './job-listing.ts';
 import { createMemoryJobTierCounts } from './job-tier-counts.ts';
-import { ACTIVE, createOpenJobs } from './open-jobs.ts';
+import { ACTIVE, createOpenJobs, OPEN } from './open-jobs.ts';
 
 const EXPIRED = 'expired';
 /** Progress after a job has left these statuses would overwrite a final snapshot; a lease covers them. */
 const PROGRESS_STATUSES = ACTIVE;
-/** A job in one of these has not finished: queued, or holding a slot. */
-const OPEN = new Set(['queued', ...ACTIVE]);
 
 const bySeq = (x: JobSummary, y: JobSummary) => x.seq - y.seq;
 

@@ -8,6 +8,8 @@ import type { JobSummary } from '../types.ts';
 /** Statuses that hold one of the account's slots, and that a lease covers. */
 export const ACTIVE = new Set(['running', 'canceling']);
 const QUEUED = 'queued';
+/** A job in one of these has not finished: queued, or holding a slot. */
+export const OPEN = new Set([QUEUED, ...ACTIVE]);
 
 /** An account's queue in pick order: higher priority first, FIFO within one. */
 export const byPick = (x: JobSummary, y: JobSummary) => y.priority - x.priority || x.seq - y.seq;
@@ -68,7 +70,7 @@ export function createOpenJobs(): OpenJobs {
       job.status = status;
       if (status === QUEUED) enqueue(job);
       else if (ACTIVE.has(status)) count(job.account_id, 1);
-      if (status === QUEUED || ACTIVE.has(status)) open.add(job);
+      if (OPEN.has(status)) open.add(job);
       else open.delete(job);
     },
     all: () => open.values(),
