@@ -1,7 +1,9 @@
 // The service's settings with every default applied, worked out once from the
 // options createService was given. Handlers and components read these; no
 // code looks at the raw options after this.
+
 import type { UrlPolicy } from '../lib/net/url-guard.ts';
+import { DEPLOYMENT_ID } from './deployments/condition.ts';
 import type { ServiceOptions } from './types.ts';
 import {
   positive,
@@ -70,6 +72,15 @@ export interface ServiceConfig {
   /** Required for /metrics and /ops/* when set. */
   operatorToken: string | undefined;
   serverSyncIntervalMs: number;
+  deploymentId: string;
+}
+
+function deploymentId(raw: string | undefined): string {
+  if (raw === undefined) return 'default';
+  if (!DEPLOYMENT_ID.test(raw)) {
+    throw new TypeError(`deploymentId must be one lower-case DNS label (a-z, 0-9 and inner hyphens, at most 63), got ${JSON.stringify(raw)}`);
+  }
+  return raw;
 }
 
 function jobLeaseMs(seconds: number | undefined): number {
@@ -140,6 +151,7 @@ export function resolveConfig(options: ServiceOptions): ServiceConfig {
     outbound: outboundPolicy(options),
     operatorToken: options.operatorToken || undefined,
     serverSyncIntervalMs: options.serverSyncIntervalMs ?? 5000,
+    deploymentId: deploymentId(options.deploymentId),
   };
 }
 

@@ -11,6 +11,7 @@ import { type BlobLocks, createBlobLocks } from './assets/blob-locks.ts';
 import { type Authenticator, createAuthenticator } from './auth.ts';
 import { type BackgroundTasks, createBackgroundTasks } from './background.ts';
 import { resolveConfig, type ServiceConfig } from './config.ts';
+import { createDeploymentCondition, type DeploymentCondition } from './deployments/condition.ts';
 import type { CreditsProvider } from './jobs/credits.ts';
 import { createJobSystem, type JobSystem } from './jobs/system.ts';
 import { consoleLogger } from './log.ts';
@@ -55,6 +56,8 @@ export interface ServiceBase {
   webhooks: WebhookDeliveries;
   /** What this instance counts as things happen (uploads, job timings, /ws connections), for /metrics. */
   metrics: InstanceMetrics;
+  /** The deployment this service is, and its condition (ready, not ready, stopped). */
+  deployment: DeploymentCondition;
 }
 
 export interface ServiceContext extends ServiceBase {
@@ -103,6 +106,15 @@ export async function buildContext(options: CoreServiceOptions): Promise<Service
     background: createBackgroundTasks(logger),
     webhooks,
     metrics: createInstanceMetrics(options.metrics),
+    deployment: createDeploymentCondition({
+      id: config.deploymentId,
+      store: metadata,
+      events,
+      engine: options.engine,
+      logger,
+      now,
+      intervalMs: config.serverSyncIntervalMs,
+    }),
   };
   return {
     ...base,

@@ -72,10 +72,14 @@ export function errorResponse(err: ApiError): Response {
   });
 }
 
+/** Seconds a client waits before it asks a deployment that is not ready again. */
+export const NOT_READY_RETRY_AFTER = '5';
+
 /** Errors that are not handlers' own but have a meaning for clients; null for the rest. */
 export function knownError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
-  if (err instanceof EngineNotReadyError) return new ApiError('deployment_not_ready', err.message, undefined, { 'Retry-After': '5' });
+  if (err instanceof EngineNotReadyError)
+    return new ApiError('deployment_not_ready', err.message, undefined, { 'Retry-After': NOT_READY_RETRY_AFTER });
   return null;
 }
 

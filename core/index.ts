@@ -10,6 +10,8 @@ export { RunnerLockError } from '../storage/types.ts';
 export type { AssetView } from './assets/view.ts';
 export { DEFAULT_MAX_UPLOAD_BYTES } from './config.ts';
 export type { CoreServiceOptions } from './context.ts';
+export { type DeploymentState, DeploymentStorageError } from './deployments/condition.ts';
+export { createDeploymentGateway, type DeploymentGatewayOptions, type GatewayDeployment } from './deployments/gateway.ts';
 export { ApiError, ERROR_STATUS, type ErrorCode, envelope } from './errors.ts';
 export { apiKeyHash } from './hash.ts';
 export { consoleLogger, silentLogger } from './log.ts';

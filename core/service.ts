@@ -4,6 +4,7 @@
 // providers (the package's entry, index.ts, chooses the defaults).
 
 import { buildContext, type CoreServiceOptions } from './context.ts';
+import { claimBlobPlace } from './deployments/blob-claims.ts';
 import { envelope } from './errors.ts';
 import { urlPath } from './http/links.ts';
 import { setRequestOptions } from './http/request-options.ts';
@@ -34,7 +35,16 @@ export async function createService(options: CoreServiceOptions): Promise<Servic
   const drained = () => (active === 0 ? Promise.resolve() : new Promise<void>((resolve) => drainWaiters.push(resolve)));
   let closed = false;
 
-  // The registered engine servers join before the first job is looked at.
+  // Whether the operator stopped this deployment, and the registered engine servers, before the first job is looked at.
+  // Each deployment's storage is its own: its database (across processes), then its blob store's place (in this one).
+  await ctx.deployment.open();
+  let releaseBlobs: () => void;
+  try {
+    releaseBlobs = claimBlobPlace(ctx.blobs, ctx.deployment.id);
+  } catch (err) {
+    ctx.deployment.close();
+    throw err;
+  }
   await ctx.servers.start();
   await ctx.jobs.start();
   await ctx.videoTasks.start();
@@ -65,6 +75,7 @@ export async function createService(options: CoreServiceOptions): Promise<Servic
   (timer as { unref?: () => void } | undefined)?.unref?.();
 
   const service: Service = {
+    deploymentId: ctx.deployment.id,
     fetch: (request, fetchOptions) => {
       if (closed) {
         // A readiness probe gets its own shape: load balancers read `checks` to say why the instance left.
@@ -97,6 +108,7 @@ export async function createService(options: CoreServiceOptions): Promise<Servic
       if (timer) clearInterval(timer);
       await drained();
       ctx.servers.close();
+      ctx.deployment.close();
       await ctx.jobs.close();
       // The runs' last events (their end) go to the other instances before the bus closes.
       await ctx.jobs.hub.flush?.();
@@ -109,6 +121,7 @@ export async function createService(options: CoreServiceOptions): Promise<Servic
       await ctx.events?.close();
       await ctx.metadata.close();
       await ctx.blobs.close?.();
+      releaseBlobs();
     },
   };
   return markOwnService(service);

@@ -215,6 +215,13 @@ export interface ServiceOptions {
    */
   serverSyncIntervalMs?: number;
   /**
+   * The deployment this service is (one lower-case DNS label, default
+   * 'default'): what its logs and `/ops/deployment` call it, and the id a
+   * deployment gateway (createDeploymentGateway) addresses it by. Its
+   * condition (ready, not ready, stopped) is kept in its storage.
+   */
+  deploymentId?: string;
+  /**
    * More families for `GET /metrics`, e.g. the runtime's process metrics
    * (CPU, memory, event-loop delay: the Node adapter's
    * `createProcessMetrics()`, which `graphrun serve` passes). The core has
@@ -309,6 +316,8 @@ export type RefusalStatus = 400 | 404 | 413 | 415 | 500;
 
 export interface Service {
   fetch(request: Request, options?: FetchOptions): Promise<Response>;
+  /** The deployment a service made by createService is (its `deploymentId`); a gateway of several has none. */
+  readonly deploymentId?: string;
   websocket: WebSocketHooks;
   /** One expiry + collection pass now (the timer runs it periodically). */
   sweep(): Promise<SweepResult>;

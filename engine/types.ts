@@ -175,7 +175,18 @@ export class EngineNotReadyError extends Error {
   override name = 'EngineNotReadyError';
 }
 
-export type EngineReadiness = { state: 'ready' } | { state: 'starting' | 'unavailable'; detail: string };
+export type EngineReadiness =
+  | { state: 'ready' }
+  | {
+      state: 'starting' | 'unavailable';
+      detail: string;
+      /**
+       * Jobs submitted now are taken and wait until it is ready (a pool whose
+       * servers warm up); absent, a starting engine cannot take any yet (its
+       * deployment is not ready).
+       */
+      queuesJobs?: boolean;
+    };
 
 /** One engine server of a pool as the pool sees it now (for readiness, metrics and the dashboard). */
 export interface EngineServerStatus {

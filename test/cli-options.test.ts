@@ -25,6 +25,7 @@ describe('cli options', () => {
       jobLeaseSeconds: undefined,
       musicUpstream: undefined,
       videoUpstream: undefined,
+      pool: {},
     });
     expect([DEFAULT_HOST, DEFAULT_PORT, DEFAULT_DATA]).toEqual(['127.0.0.1', 8189, './data']);
   });
@@ -41,6 +42,7 @@ describe('cli options', () => {
       workers: [],
       musicUpstream: undefined,
       videoUpstream: undefined,
+      pool: {},
     });
     expect(serveOptions(['serve', '--host', '::1', '--port=0', '--data', './d', '--token', 'flag'], env)).toEqual({
       host: '::1',
@@ -52,6 +54,7 @@ describe('cli options', () => {
       workers: [],
       musicUpstream: undefined,
       videoUpstream: undefined,
+      pool: {},
     });
     expect(serveOptions(['serve', '--port', '1234'], env)).toMatchObject({ host: '0.0.0.0', port: 1234, token: 'from-env' });
   });
@@ -135,6 +138,7 @@ describe('cli options', () => {
         workers: [],
         musicUpstream: undefined,
         videoUpstream: undefined,
+        pool: {},
       });
     });
   });

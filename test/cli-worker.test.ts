@@ -2,7 +2,11 @@
 // in its own process runs jobs on fake engine workers; a job submitted through
 // v2 and one through the cloud `/api/prompt` both run on the worker, and their
 // PNG outputs download from graphrun with the worker's bytes. A worker URL
-// that is not http(s) exits 2 with a clear message.
+// that is not http(s) exits 2 with a clear message. --warmup runs its workflow
+// on the worker before the first job.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineNode } from '../engine/local/define-node.ts';
 import { createImageBatch } from '../lib/image/batch.ts';
@@ -176,6 +180,29 @@ describe('graphrun serve --worker', () => {
     } finally {
       a.failures.nodeDelayMs = 0;
       b.failures.nodeDelayMs = 0;
+    }
+  });
+
+  it('--warmup: the worker runs the warm-up workflow before its first job', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'graphrun-cli-warmup-'));
+    try {
+      const warmup = join(dir, 'warmup.json');
+      writeFileSync(warmup, JSON.stringify({ prompt: saveWorkflow(0x0a0b0c) }));
+      const c = await startFakeWorker();
+      try {
+        const cli = await run(['--worker', c.url, '--warmup', warmup]);
+        const base = await cli.url;
+        const job = await runV2(base, saveWorkflow(0x0d0e0f));
+        await expectPngOutput(job, c);
+        // The warm-up went first, as the workflow given, under a prompt id of its own.
+        expect(promptsOf(c)).toEqual([expect.stringMatching(/^warmup-/), job.id]);
+        expect(c.submissions[0].body.prompt).toEqual(saveWorkflow(0x0a0b0c));
+        expect(await cli.stop()).toBe(0);
+      } finally {
+        await c.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -40,7 +40,7 @@ describe('warm-up', () => {
     e.addServer(w.url);
     await until('the warm-up running', () => w.queue.running?.item[1]?.startsWith('warmup-') === true, 5000);
     expect(e.servers()).toMatchObject([{ warming: true, healthy: true }]);
-    expect(e.readiness()).toEqual({ state: 'starting', detail: expect.stringMatching(/warming/) });
+    expect(e.readiness()).toEqual({ state: 'starting', detail: expect.stringMatching(/warming/), queuesJobs: true });
     const job = await submitOk(s, modelWorkflow('a.safetensors', 1));
     m.open();
     await waitForJob(s, job.id, 'succeeded', 5000);

@@ -2,11 +2,15 @@
 // flags win over GRAPHRUN_* environment variables, which win over defaults.
 import { parseArgs } from 'node:util';
 import type { WebhookEndpoint } from '../../index.ts';
+import { type DeploymentsCliOptions, parseDeploymentsFile } from './cli-deployments-options.ts';
 import { CliUsageError } from './cli-errors.ts';
+import { type PoolCliOptions, parseAffinityWaitMs, parseRouting, readWarmup, requirePool } from './cli-pool-options.ts';
 import { parseStorageOptions, type StorageCliOptions } from './cli-storage-options.ts';
 import { DEFAULT_HOST, DEFAULT_PORT } from './cli-usage.ts';
+import { parseBaseUrl, parseThreads, parseWorkers } from './cli-values.ts';
 import { parseWebhookOptions } from './cli-webhook-options.ts';
 
+export type { DeploymentCliOption, DeploymentsCliOptions } from './cli-deployments-options.ts';
 export { CliUsageError } from './cli-errors.ts';
 export { type BlobsCliOption, DEFAULT_DATA, type StorageCliOptions } from './cli-storage-options.ts';
 export { DEFAULT_HOST, DEFAULT_PORT, USAGE } from './cli-usage.ts';
@@ -26,6 +30,10 @@ export interface RunnerCliOptions extends StorageCliOptions {
   videoUpstream: Upstream | undefined;
   /** Endpoints that receive job events (--webhook, GRAPHRUN_WEBHOOKS; secret GRAPHRUN_WEBHOOK_SECRET); undefined: none. */
   webhooks: WebhookEndpoint[] | undefined;
+  /** More deployments beside 'default' (which the flags above configure), from --deployments; undefined: none. */
+  deployments: DeploymentsCliOptions | undefined;
+  /** How the --worker pool routes and warms up (--warmup, --routing, --affinity-wait-ms). */
+  pool: PoolCliOptions;
 }
 
 /** What `graphrun serve` takes: the runner's options, and the HTTP side. */
@@ -62,37 +70,11 @@ function nonEmpty(value: string | undefined, from: string): string | undefined {
   return value;
 }
 
-/** A base URL: http(s) with a host, no query or fragment; a trailing slash is dropped. */
-function parseBaseUrl(value: string, from: string, example: string): string {
-  let url: URL | null = null;
-  try {
-    url = new URL(value);
-  } catch {
-    // reported below
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname || url.search || url.hash) {
-    throw new CliUsageError(`${from} must be an http(s) URL such as ${example}, got "${value}".`);
-  }
-  return value.replace(/\/+$/, '');
-}
-
-/** A count of threads: a whole number from 1 to 256. */
-function parseThreads(raw: string, from: string): number {
-  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 1 && n <= 256)) throw new CliUsageError(`${from} must be a whole number from 1 to 256, got "${raw}".`);
-  return n;
-}
-
 /** A lease: whole seconds from 3 to 3600. */
 function parseLeaseSeconds(raw: string, from: string): number {
   const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
   if (!(n >= 3 && n <= 3600)) throw new CliUsageError(`${from} must be a whole number of seconds from 3 to 3600, got "${raw}".`);
   return n;
-}
-
-/** Worker base URLs. */
-function parseWorkers(raw: string[], from: string): string[] {
-  return raw.map((value) => parseBaseUrl(value, from, 'http://host:8188'));
 }
 
 /** A vendor endpoint: its URL from the flag or the variable, its token only from the environment (flags are visible to other users). */
@@ -115,6 +97,30 @@ function parseSwitch(raw: string | undefined, from: string, unset = false): bool
   if (value === '1' || value === 'true') return true;
   if (value === '0' || value === 'false') return false;
   throw new CliUsageError(`${from} must be 1, true, 0 or false, got "${raw}".`);
+}
+
+/** --warmup, --routing and --affinity-wait-ms (or their variables): the --worker pool's; refused without workers. */
+function parsePoolFlags(
+  values: { warmup?: string; routing?: string; 'affinity-wait-ms'?: string },
+  fromEnv: (name: string) => string | undefined,
+  workers: readonly string[],
+): PoolCliOptions {
+  const from = (flag: string, variable: string) => (values[flag as keyof typeof values] !== undefined ? `--${flag}` : variable);
+  const warmup = values.warmup ?? fromEnv('GRAPHRUN_WARMUP');
+  const routing = values.routing ?? fromEnv('GRAPHRUN_ROUTING');
+  const wait = values['affinity-wait-ms'] ?? fromEnv('GRAPHRUN_AFFINITY_WAIT_MS');
+  const names = {
+    warmup: from('warmup', 'GRAPHRUN_WARMUP'),
+    routing: from('routing', 'GRAPHRUN_ROUTING'),
+    affinityWaitMs: from('affinity-wait-ms', 'GRAPHRUN_AFFINITY_WAIT_MS'),
+  };
+  const pool: PoolCliOptions = {
+    ...(warmup !== undefined && { warmup: readWarmup(warmup, names.warmup) }),
+    ...(routing !== undefined && { routing: parseRouting(routing, names.routing) }),
+    ...(wait !== undefined && { affinityWaitMs: parseAffinityWaitMs(wait, names.affinityWaitMs) }),
+  };
+  requirePool(pool, names, workers, 'the deployment the flags configure');
+  return pool;
 }
 
 export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand {
@@ -141,6 +147,10 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
         'music-upstream': { type: 'string' },
         'video-upstream': { type: 'string' },
         webhook: { type: 'string', multiple: true },
+        deployments: { type: 'string' },
+        warmup: { type: 'string' },
+        routing: { type: 'string' },
+        'affinity-wait-ms': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -168,8 +178,11 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
           .filter(Boolean),
         'GRAPHRUN_WORKERS',
       );
+  const storage = parseStorageOptions(values, env);
+  const pool = parsePoolFlags(values, fromEnv, workers);
+  const deploymentsFile = nonEmpty(values.deployments, '--deployments') ?? fromEnv('GRAPHRUN_DEPLOYMENTS');
   const runner: RunnerCliOptions = {
-    ...parseStorageOptions(values, env),
+    ...storage,
     allowPrivateUrls: values['allow-private-urls'] === true || parseSwitch(env.GRAPHRUN_ALLOW_PRIVATE_URLS, 'GRAPHRUN_ALLOW_PRIVATE_URLS'),
     workers,
     threads: threads === undefined ? undefined : parseThreads(threads, values.threads !== undefined ? '--threads' : 'GRAPHRUN_THREADS'),
@@ -180,6 +193,14 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}): CliCommand
     musicUpstream: parseUpstream(values['music-upstream'], env, 'music'),
     videoUpstream: parseUpstream(values['video-upstream'], env, 'video'),
     webhooks: parseWebhookOptions(values.webhook, env),
+    pool,
+    deployments:
+      deploymentsFile === undefined
+        ? undefined
+        : parseDeploymentsFile(deploymentsFile, values.deployments !== undefined ? '--deployments' : 'GRAPHRUN_DEPLOYMENTS', {
+            database: storage.database !== undefined,
+            defaultWorkers: workers,
+          }),
   };
   if (command === 'runner') {
     // The serve-only variables are not read, so one environment file can serve both commands; a flag is a mistake.

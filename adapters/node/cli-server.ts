@@ -1,20 +1,24 @@
 // `graphrun serve` and `graphrun runner`: the service over the storage the
 // flags name. Apart from cli.ts so that the client commands, which talk to a
 // running server, do not load the whole service to start.
-import { RunnerLockError } from '../../index.ts';
+import { RunnerLockError, type Service } from '../../index.ts';
+import { startCliDeployments } from './cli-deployments.ts';
 import type { RunnerCliOptions, ServeCliOptions } from './cli-options.ts';
-import { createCliService, stopOnSignals } from './cli-service.ts';
+import { type CliHttp, createCliService, stopOnSignals } from './cli-service.ts';
 import { describeError, describeStorage, openCliStorage } from './cli-storage.ts';
 import { serve } from './server.ts';
 
-export async function runServe(options: ServeCliOptions): Promise<void> {
+/** The one service the flags describe, or with --deployments the gateway of them all (cli-deployments.ts). */
+async function startService(options: RunnerCliOptions, http?: CliHttp): Promise<Service> {
+  const { deployments } = options;
+  if (deployments !== undefined) return startCliDeployments({ ...options, deployments }, http);
   const storage = await openCliStorage(options);
   // The service owns the storage from here: service.close() closes both halves.
-  const service = await createCliService(storage, options, {
-    token: options.token,
-    operatorToken: options.operatorToken,
-    runJobs: options.runJobs,
-  });
+  return createCliService(storage, options, http);
+}
+
+export async function runServe(options: ServeCliOptions): Promise<void> {
+  const service = await startService(options, { token: options.token, operatorToken: options.operatorToken, runJobs: options.runJobs });
   const running = await serve(service, { host: options.host, port: options.port });
   process.stdout.write(`graphrun listening on ${running.url}\n`);
   process.stderr.write(`graphrun: ${describeStorage(options)}\n`);
@@ -22,11 +26,11 @@ export async function runServe(options: ServeCliOptions): Promise<void> {
 }
 
 export async function runRunner(options: RunnerCliOptions): Promise<void> {
-  const storage = await openCliStorage(options);
-  const service = await createCliService(storage, options);
+  const service = await startService(options);
   // Nothing else may hold the event loop (no server; the service's timers may be unref'd): this keeps the process up until a signal.
   const alive = setInterval(() => {}, 2 ** 31 - 1);
-  process.stdout.write(`graphrun runner: running jobs from ${describeStorage(options)}\n`);
+  const more = options.deployments ? ` and of ${options.deployments.deployments.length} more deployment(s) from ${options.deployments.file}` : '';
+  process.stdout.write(`graphrun runner: running jobs from ${describeStorage(options)}${more}\n`);
   stopOnSignals(async () => {
     await service.close();
     clearInterval(alive);

@@ -15,28 +15,32 @@ import { resolveHostWithDns } from './resolve-host.ts';
 
 const say = (message: string) => process.stderr.write(`graphrun: ${message}\n`);
 
-function engineFor({ workers, jobLeaseSeconds }: RunnerCliOptions, storage: CliStorage): Engine | undefined {
+function engineFor({ workers, jobLeaseSeconds, pool }: RunnerCliOptions, storage: CliStorage): Engine | undefined {
   if (workers.length > 0) {
     const log = (message: string, detail?: Record<string, unknown>) => say(`${message} ${detail ? JSON.stringify(detail) : ''}`);
     // Other runners on this storage may use the same workers: their slots are claimed in it, and a dead
     // runner's slot outlives its job leases, so the job's re-run still finds the worker holding its prompt.
     const slotLeaseMs = Math.max(60_000, 2 * (jobLeaseSeconds ?? 0) * 1000);
-    return createComfyEngine({ workers, log, slots: storage.metadata.workerSlots, slotLeaseMs });
+    return createComfyEngine({ workers, log, slots: storage.metadata.workerSlots, slotLeaseMs, ...pool });
   }
   // The built-in engine runs the jobs, under the service's outbound policy (below).
   return undefined;
 }
 
+/** What `serve` adds (a runner passes none): its token, its operator token, whether it runs jobs too. */
+export interface CliHttp {
+  token?: string;
+  operatorToken?: string;
+  runJobs: boolean;
+}
+
 /**
- * `http`: what `serve` adds (a runner passes none): its token, its operator
- * token, whether it runs jobs too; and with it the process metrics its
- * /metrics shows.
+ * `http`: what `serve` adds; with it the process metrics its /metrics shows.
+ * `deploymentId`: a deployment of --deployments (options then carry its
+ * workers and threads), which cli-deployments.ts logs in one line of its own;
+ * undefined: 'default', the deployment the flags configure.
  */
-export async function createCliService(
-  storage: CliStorage,
-  options: RunnerCliOptions,
-  http?: { token?: string; operatorToken?: string; runJobs: boolean },
-): Promise<Service> {
+export async function createCliService(storage: CliStorage, options: RunnerCliOptions, http?: CliHttp, deploymentId?: string): Promise<Service> {
   const { allowPrivateUrls, workers, threads, jobLeaseSeconds, musicUpstream, videoUpstream, webhooks } = options;
   // With workers, as many jobs run at once as the pool has slots (one per worker), also for the
   // CLI's one account (open or --token: the store's 'default' tier, otherwise limited to one job).
@@ -49,6 +53,7 @@ export async function createCliService(
   // One outbound policy for LoadImageFromURL, video key frames and callbacks: the switch, and names resolved with node:dns.
   const service = await createService({
     storage,
+    deploymentId,
     token: http?.token,
     operatorToken: http?.operatorToken,
     runJobs: http?.runJobs ?? true,
@@ -64,6 +69,8 @@ export async function createCliService(
     ...pool,
     providers,
   });
+  // What every deployment shares is said once, for the default one.
+  if (deploymentId !== undefined) return service;
   if (musicUpstream) say(`music generation forwarded to ${musicUpstream.baseUrl}`);
   if (videoUpstream) say(`video generation forwarded to ${videoUpstream.baseUrl}`);
   if (webhooks) say(`job events go to ${webhooks.length} webhook endpoint(s): ${webhooks.map((w) => w.url).join(', ')}`);

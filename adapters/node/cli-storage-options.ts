@@ -19,6 +19,8 @@ export interface StorageCliOptions {
   database: string | undefined;
   /** Blobs in a bucket or a directory of their own instead of `blobs/` under `data`. */
   blobs: BlobsCliOption | undefined;
+  /** The PostgreSQL schema of a deployment of --deployments (cli-deployments.ts); no flag sets it. Undefined: the connection's search_path. */
+  schema?: string;
 }
 
 export const DEFAULT_DATA = './data';

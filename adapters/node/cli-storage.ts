@@ -30,8 +30,9 @@ export function describeError(err: unknown): string {
 }
 
 /** How the logs name the storage: the database without its password, and the blobs' place. */
-export function describeStorage({ data, database, blobs }: StorageCliOptions): string {
-  const metadata = database ? `PostgreSQL ${redactUrl(database)}` : `SQLite ${join(data, 'graphrun.db')}`;
+export function describeStorage({ data, database, blobs, schema }: StorageCliOptions): string {
+  const inSchema = schema === undefined ? '' : ` (schema ${schema})`;
+  const metadata = database ? `PostgreSQL ${redactUrl(database)}${inSchema}` : `SQLite ${join(data, 'graphrun.db')}`;
   const files = !blobs ? join(data, 'blobs') : blobs.kind === 'dir' ? blobs.dir : `s3://${blobs.bucket}/${blobs.prefix}`;
   return `${metadata}, blobs in ${files}`;
 }
@@ -62,7 +63,8 @@ export async function openCliStorage(options: StorageCliOptions): Promise<CliSto
   try {
     if (options.database) {
       // Any number of runners share the database: each holds the jobs it runs under a lease (jobLeaseSeconds).
-      return await createPostgresStorage({ connectionString: options.database, blobs }).catch((err: unknown) => {
+      // A schema (a deployment's) is created by the first migration if absent.
+      return await createPostgresStorage({ connectionString: options.database, schema: options.schema, blobs }).catch((err: unknown) => {
         const missingDriver = (err as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND' && /'pg'/.test(String((err as Error).message));
         const why = missingDriver ? 'the "pg" package is not installed (npm install pg)' : describeError(err);
         throw new StorageStartError(`cannot open the PostgreSQL database ${redactUrl(options.database!)}: ${why}`);

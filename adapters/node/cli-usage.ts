@@ -12,7 +12,8 @@ export const USAGE = `Usage: graphrun serve [options]
        graphrun jobs [--status status,...] [--limit n] [--json]
        graphrun cancel <job-id>
        graphrun upload <file> [--json]
-       graphrun servers list | add <url> | drain <id> | remove <id>
+       graphrun servers list | add <url> | drain <id> | remove <id> [--deployment <id>]
+       graphrun deployments [list] | stop <id> | start <id>
 
 serve   runs the workflow execution service over HTTP and WebSocket.
 runner  runs jobs only, serving no HTTP, beside "serve --no-run-jobs" instances
@@ -24,7 +25,12 @@ run, jobs, cancel, upload
         (env GRAPHRUN_URL, default http://${DEFAULT_HOST}:${DEFAULT_PORT}) and --token <secret>
         (env GRAPHRUN_TOKEN); "graphrun <command> --help" tells the rest.
 servers the engine servers of a running service's pool (the operator's
-        /ops/servers): --url and --operator-token (env GRAPHRUN_OPERATOR_TOKEN).
+        /ops/servers): --url and --operator-token (env GRAPHRUN_OPERATOR_TOKEN);
+        --deployment <id> for those of one deployment of "serve --deployments".
+deployments
+        the deployments of a running service and their condition; stop one (its API
+        answers 422 deployment_stopped, it starts no job; stored) or start it again.
+        Takes --url and --operator-token as servers does.
 
 Storage (serve and runner; by default SQLite and blob files under --data):
   --data <dir>      Directory for the SQLite database and blobs (env GRAPHRUN_DATA,
@@ -56,6 +62,16 @@ Engine and generation (serve and runner):
                     trusted users, it opens the local network to them)
   --worker <url>    Run jobs on an engine server (ComfyUI protocol) instead of in
                     process; repeat for a pool (env GRAPHRUN_WORKERS, comma-separated)
+  --warmup <workflow.json>
+                    With --worker: an API-format workflow each engine server runs when it
+                    joins, before its first job, to load its models (env GRAPHRUN_WARMUP)
+  --routing <affinity|least-loaded>
+                    With --worker: send a job to a free server holding its models
+                    (affinity, the default) or by load alone (env GRAPHRUN_ROUTING)
+  --affinity-wait-ms <n>
+                    With affinity: how long a job may wait for a busy server holding its
+                    models while another is free (env GRAPHRUN_AFFINITY_WAIT_MS, 0 to
+                    600000, default 5000)
   --threads <n>     Worker threads the built-in engine computes on, one job each
                     (env GRAPHRUN_THREADS, default one per core)
   --job-lease-seconds <n>
@@ -74,5 +90,19 @@ Engine and generation (serve and runner):
                     secret in GRAPHRUN_WEBHOOK_SECRET (required: whsec_ and the base64 of
                     24 to 64 random bytes); repeat for more endpoints (env GRAPHRUN_WEBHOOKS,
                     comma-separated). Give serve and runner the same ones
+
+Deployments (serve and runner):
+  --deployments <file.json>
+                    More deployments beside the one the flags above configure ('default'),
+                    each with its own engine (its "workers", else the built-in engine on
+                    its "threads") and its own storage, derived from the storage flags:
+                    <data>/deployments/<id>, PostgreSQL schema deployment_<id>, blobs under
+                    deployments/<id>/ (env GRAPHRUN_DEPLOYMENTS). serve reaches each at
+                    /deployment/<id>/... and <id>.<base domain>; the rest goes to 'default'.
+                    The file: {"baseDomains": [...], "stagingDomains": [...], "pathPrefix":
+                    "/deployment" or false, "deployments": [{"id": "sdxl", "staging": false,
+                    "workers": ["http://gpu-1:8188"], "threads": 2, "warmup": "w.json",
+                    "routing": "affinity", "affinityWaitMs": 5000}]}. Give serve and runner
+                    the same file
   -h, --help        Show this help
 `;

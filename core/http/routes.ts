@@ -4,8 +4,11 @@
 // others do not (the reference engine's server answers any path). An
 // adapter's own refusals (a body over its limit, an unreadable request) are
 // answered through the same table, by the surface that owns the path.
+
+import { promptErrorResponse } from '../cloud/prompt-errors.ts';
 import { cloudSurface } from '../cloud/surface.ts';
 import type { ServiceContext } from '../context.ts';
+import { deploymentRefusal, isPromptPath } from '../deployments/gate.ts';
 import { ApiError, type ErrorCode, GENERIC_500 } from '../errors.ts';
 import { silentLogger } from '../log.ts';
 import { opsSurface } from '../ops/surface.ts';
@@ -50,7 +53,15 @@ export function createRouter(ctx: ServiceContext): Router {
   return {
     async handle(request) {
       const path = urlPath(request.url);
-      return headless(request, await surfaceOf(path).handle(request, path));
+      const surface = surfaceOf(path);
+      const gate = deploymentRefusal(ctx.deployment, ctx.engine, surface.name, request.method, path);
+      const refusal = gate instanceof Promise ? await gate : gate;
+      if (refusal !== null) {
+        // POST /prompt answers in its own shape (with the reference's `error` and `node_errors`), which clients read.
+        const prompt = surface.name === 'cloud' && isPromptPath(path);
+        return headless(request, prompt ? promptErrorResponse(refusal, ctx, request) : surface.renderError(refusal, silentLogger, {}));
+      }
+      return headless(request, await surface.handle(request, path));
     },
     refuse(status, message, request) {
       const surface = request === undefined ? v2 : surfaceOf(urlPath(request.url));

@@ -87,7 +87,8 @@ export function createJobSystem(ctx: ServiceBase): JobSystem {
     maxQueueDepth: config.maxQueueDepth,
     maxQueuedPerAccount: config.maxQueuedPerAccount,
     credits: ctx.credits,
-    engineCapacity: () => (!runsJobs || engine.readiness().state !== 'ready' ? 0 : maxConcurrent - scheduler.running()),
+    // A stopped deployment starts nothing: its queued jobs wait for the operator to start it again.
+    engineCapacity: () => (!runsJobs || ctx.deployment.stopped() || engine.readiness().state !== 'ready' ? 0 : maxConcurrent - scheduler.running()),
     run(job) {
       const p = runner(job).finally(() => runs.delete(p));
       runs.add(p);
@@ -121,6 +122,7 @@ export function createJobSystem(ctx: ServiceBase): JobSystem {
     },
     async start() {
       if (!runsJobs) return;
+      ctx.deployment.onStarted(() => scheduler.kick());
       // A job queued on another instance: look now rather than at the next poll (and again after a gap in hearing).
       stopHearingQueue = ctx.events?.subscribe(
         QUEUE_CHANNEL,

@@ -3,6 +3,8 @@
 // Prometheus metrics, the fleet's status, the dashboard. Errors are the v2
 // envelope; /metrics and /ops/* take the operator token (its own security
 // scheme: account keys never open them) when the service has one.
+
+import { DEPLOYMENT_OPERATIONS, DEPLOYMENT_SCHEMAS } from '../deployments/openapi.ts';
 import { bearerScheme, type Json, jsonRef, openApiDocument, openApiSchema } from '../http/openapi.ts';
 import { PROMETHEUS_CONTENT_TYPE } from '../metrics/text-format.ts';
 import { ErrorEnvelopeSchema } from '../schemas.ts';
@@ -102,6 +104,7 @@ const OPERATIONS: Record<string, Json> = {
     responses: { '200': { description: 'OpenAPI 3.0 document.' } },
   },
   ...SERVER_OPERATIONS,
+  ...DEPLOYMENT_OPERATIONS,
 };
 
 const check = (properties: Record<string, Json> = {}): Json => ({
@@ -120,11 +123,13 @@ const checks: Json = {
     }),
     service: check(),
   },
-  description: '`service` appears only while the service shuts down',
+  description:
+    '`service` appears only while the service shuts down. A deployment an operator stopped stays ready: its clients must reach it to be told deployment_stopped (GET /ops/deployment says it is stopped)',
 };
 
 const SCHEMAS: Record<string, Json> = {
   ...SERVER_SCHEMAS,
+  ...DEPLOYMENT_SCHEMAS,
   ErrorEnvelope: openApiSchema(ErrorEnvelopeSchema),
   Health: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } },
   Readiness: { type: 'object', required: ['status', 'checks'], properties: { status: { type: 'string', enum: ['ready', 'not_ready'] }, checks } },

@@ -20,3 +20,19 @@ export async function requireOperator(request: Request, ctx: ServiceContext): Pr
     'WWW-Authenticate': 'Bearer realm="graphrun-operator"',
   });
 }
+
+/**
+ * The operator's changes (engine servers, a deployment's condition) always
+ * need the token: without one configured they answer 403, since an open
+ * route that changes where jobs run would hand the fleet to whoever reaches
+ * the port. `what` names the change in the refusal.
+ */
+export async function requireOperatorToChange(request: Request, ctx: ServiceContext, what: string): Promise<void> {
+  if (ctx.config.operatorToken === undefined) {
+    throw new ApiError(
+      'forbidden',
+      `${what} needs an operator token: start the service with --operator-token (GRAPHRUN_OPERATOR_TOKEN, or the operatorToken option) and send "Authorization: Bearer <operator token>".`,
+    );
+  }
+  await requireOperator(request, ctx);
+}

@@ -2,6 +2,7 @@
 // the fleet's status, its engine servers, the web dashboard and this
 // surface's OpenAPI document, at the root of the service (or of its mount
 // prefix). Errors in the v2 envelope.
+import { getDeployment, startDeployment, stopDeployment } from '../deployments/ops.ts';
 import { serveOpenApi } from '../http/openapi.ts';
 import type { Route, SurfaceDefinition } from '../http/surface.ts';
 import { v2ErrorResponse } from '../v2/errors.ts';
@@ -29,6 +30,10 @@ export function opsSurface(): SurfaceDefinition {
     ['POST', '/ops/servers', addServer],
     ['POST', '/ops/servers/:id/drain', drainServer],
     ['DELETE', '/ops/servers/:id', removeServer],
+    // This deployment's condition and the operator's moves (core/deployments).
+    ['GET', '/ops/deployment', getDeployment],
+    ['POST', '/ops/deployment/stop', stopDeployment],
+    ['POST', '/ops/deployment/start', startDeployment],
     // Built on first request, from this whole table (a route it has no operation for fails the build).
     ['GET', '/openapi.json', serveOpenApi(() => opsOpenApi(routes))],
     ...dashboardRoutes(),

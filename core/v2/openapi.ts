@@ -116,9 +116,9 @@ export const OPERATIONS: Record<string, Json> = {
       '413': error('payload_too_large'),
       '415': error('unsupported_media_type'),
       '422': error(
-        'invalid_workflow (details.node_errors; or details.field for a body without a workflow object and for the reserved webhook_url and inputs), workflow_format_ui, missing_asset, idempotency_key_reuse, or invalid_request (extra_data, priority, metadata: details.field names it)',
+        'invalid_workflow (details.node_errors; or details.field for a body without a workflow object and for the reserved webhook_url and inputs), workflow_format_ui, missing_asset, idempotency_key_reuse, invalid_request (extra_data, priority, metadata: details.field names it), or deployment_stopped (an operator stopped the deployment; every route of a stopped deployment answers it)',
       ),
-      '429': error('queue_full (with Retry-After)'),
+      '429': error('queue_full or deployment_not_ready (the deployment is not ready yet), both with Retry-After'),
       ...common,
     },
   },

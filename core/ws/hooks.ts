@@ -5,11 +5,13 @@
 // reads the queue count the first `status` message carries, so a peer is
 // greeted and registered in one step when it opens.
 // Everything after that is the account's live channel (core/ws/connections.ts).
+
 import { isRecord } from '../../lib/is-record.ts';
 import { webSocketAccount } from '../cloud/auth.ts';
 import { cloudError } from '../cloud/respond.ts';
 import { serverFeatures } from '../cloud/system.ts';
 import type { ServiceContext } from '../context.ts';
+import { stoppedRefusal } from '../deployments/gate.ts';
 import { ApiError } from '../errors.ts';
 import { errorText } from '../log.ts';
 import type { WebSocketHooks, WsPeer } from '../types.ts';
@@ -50,6 +52,8 @@ export function createWebSocketHooks(ctx: ServiceContext, opts: WebSocketHookOpt
         if (!PATHS.has(url.pathname.replace(/\/+$/, ''))) {
           throw new ApiError('not_found', 'No WebSocket endpoint at this path: connect to /ws.');
         }
+        // A stopped deployment opens nothing, as its HTTP routes answer nothing (deployments/gate.ts).
+        if (ctx.deployment.stopped()) throw stoppedRefusal(ctx.deployment);
         const account = await webSocketAccount(request, url, ctx);
         const clientId = url.searchParams.get('clientId');
         if (clientId !== null && clientId.length > MAX_CLIENT_ID) {

@@ -199,7 +199,8 @@ export function createPool(opts: PoolOptions): Pool {
       if (active.some((w) => w.healthy && w.defs && !w.warming)) return { state: 'ready' };
       if (workers.length === 0) return { state: 'unavailable', detail: 'the pool has no engine server: add one' };
       if (active.length === 0) return { state: 'unavailable', detail: 'every engine server of the pool is draining' };
-      if (active.some((w) => w.healthy && w.defs)) return { state: 'starting', detail: 'the engine servers are warming up' };
+      // Its nodes are known: jobs are taken and wait for the warm-up.
+      if (active.some((w) => w.healthy && w.defs)) return { state: 'starting', detail: 'the engine servers are warming up', queuesJobs: true };
       if (!active.some((w) => w.everUp))
         return { state: 'starting', detail: `waiting for a worker to answer (${active.map((w) => w.url).join(', ')})` };
       return { state: 'unavailable', detail: 'no worker is reachable' };

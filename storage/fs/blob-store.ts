@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { type FileHandle, link, mkdir, open, readdir, rm, stat, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { checkByteRange } from '../byte-range.ts';
 import type { BlobStore } from '../types.ts';
 import { fileStream } from './file-stream.ts';
@@ -89,6 +90,7 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
   }
 
   return {
+    location: pathToFileURL(resolve(dir)).href,
     async begin() {
       const tmpPath = join(tmpDir, randomBytes(16).toString('hex'));
       const file = {

@@ -36,6 +36,13 @@ export interface SignedUrlOptions {
 }
 
 export interface BlobStore {
+  /**
+   * Where the objects live (a directory's absolute file URL, a bucket and
+   * prefix), for a store whose objects other store objects may reach: two
+   * deployments in one process are refused one place (each would collect the
+   * other's blobs as its orphans). A memory store has none.
+   */
+  readonly location?: string;
   begin(): Promise<BlobWriter>;
   /** The object's bytes (or the range of them); null when there is no object. */
   get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null>;

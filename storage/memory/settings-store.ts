@@ -11,5 +11,8 @@ export function createMemorySettingsStore(): SettingsStore {
       if (!settings.has(key)) settings.set(key, value);
       return settings.get(key)!;
     },
+    async putSetting(key, value) {
+      settings.set(key, value);
+    },
   };
 }

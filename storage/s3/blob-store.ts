@@ -62,6 +62,7 @@ export async function createS3BlobStore(options: S3BlobStoreOptions): Promise<S3
   return {
     bucket: resolved.bucket,
     prefix,
+    location: `s3://${resolved.bucket}/${prefix}`,
 
     async begin() {
       return createS3Writer({ ops, partSizeBytes, objectKey, tempKey: () => `${prefix}.tmp/${crypto.randomUUID()}`, exclusive });

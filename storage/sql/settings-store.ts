@@ -20,5 +20,12 @@ export function createSqlSettingsStore(db: Kysely<Database>): SettingsStore {
       const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirstOrThrow();
       return row.value;
     },
+    async putSetting(key, value) {
+      await db
+        .insertInto('settings')
+        .values({ key, value })
+        .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+        .execute();
+    },
   };
 }

@@ -22,6 +22,8 @@ export interface ExpressAppOptions {
   service?: Partial<ServiceOptions>;
   adapter?: ExpressOptions;
   logger?: Logger;
+  /** What is mounted instead of the service (a deployment gateway over it), given its temporary directory. */
+  wrap?: (service: Service, dir: string) => Promise<Service>;
   /** Called with the app before graphrun is mounted (e.g. app.set). */
   configure?: (app: express.Express) => void;
 }
@@ -41,7 +43,8 @@ export async function startExpressApp(opts: ExpressAppOptions = {}): Promise<Exp
   const dir = await mkdtemp(join(tmpdir(), 'graphrun-express-'));
   const blobs = await createFsBlobStore({ dir: join(dir, 'blobs') });
   const storage = await createSqliteStorage({ filename: join(dir, 'graphrun.db'), blobs });
-  const service = await createService({ storage, logger: silentLogger, sweepIntervalMs: 0, ...opts.service });
+  const created = await createService({ storage, logger: silentLogger, sweepIntervalMs: 0, ...opts.service });
+  const service = opts.wrap ? await opts.wrap(created, dir) : created;
 
   const app = express();
   opts.configure?.(app);

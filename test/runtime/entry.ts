@@ -1,13 +1,15 @@
 // What every runtime's test server entry does: storage under GRAPHRUN_DATA,
 // the service (token from GRAPHRUN_TOKEN, none if empty), the runtime's own
 // server on a free port, its URL printed as `listening on <url>`; it stops on
-// SIGTERM or when its stdin closes (the test process went away).
+// SIGTERM or when its stdin closes (the test process went away). Beside it,
+// the deployment 'sdxl' (deployment-gateway.ts).
 
 import { join } from 'node:path';
 import process from 'node:process';
 import { createService, type Service, type ServiceOptions, type Storage, silentLogger } from '../../index.ts';
 import { createFsBlobStore } from '../../storage/fs/blob-store.ts';
 import type { BlobStore } from '../../storage/types.ts';
+import { withSdxl } from './deployment-gateway.ts';
 
 export interface RuntimeEntry {
   storage(filename: string, blobs: BlobStore): Promise<Storage>;
@@ -38,7 +40,8 @@ export function stopWithParent(stop: () => Promise<void>): void {
 }
 
 export async function runEntry(entry: RuntimeEntry): Promise<void> {
-  const service = await serviceUnderData(entry.storage, { token: process.env.GRAPHRUN_TOKEN || undefined });
+  const token = process.env.GRAPHRUN_TOKEN || undefined;
+  const service = await withSdxl(await serviceUnderData(entry.storage, { token }), process.env.GRAPHRUN_DATA!, entry.storage, token);
   const server = await entry.serve(service);
   stopWithParent(async () => {
     await server.stop();

@@ -14,6 +14,10 @@
 //   credits provider (every account may generate).
 // - `base` is the URL the service answers at, mount prefix included and no
 //   trailing slash (e.g. http://127.0.0.1:1234/graph); WebSockets are at `${base}/ws`.
+// - Behind a deployment gateway (runtime/deployment-gateway.ts): the service
+//   above is the deployment 'default', and `${base}/deployment/sdxl` a
+//   second one on its own storage, with the same token and the operator
+//   token SDXL_OPERATOR_TOKEN.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -26,6 +30,7 @@ import { readMetrics } from '../helpers/prometheus.ts';
 import { eventsOf, SseReader } from '../helpers/sse-client.ts';
 import { MULTIFRAME, multiframe, taskPath } from '../helpers/video.ts';
 import { connectWs, refusedUpgrade, type WsClient } from '../helpers/ws-client.ts';
+import { SDXL_OPERATOR_TOKEN } from '../runtime/deployment-gateway.ts';
 import {
   abortedUpload,
   brokenHandshake,
@@ -217,6 +222,46 @@ export function runtimeConformance(label: string, start: StartRuntimeServer, opt
           .filter((e) => e.event === 'status')
           .map((e) => e.json.status);
         expect(statuses.at(-1)).toBe('canceled');
+      });
+    });
+
+    describe('deployments', () => {
+      it('serves the deployment sdxl under /deployment/sdxl: its own jobs, links under its prefix, and its condition', async () => {
+        const sdxl = `${base}/deployment/sdxl`;
+        const operator = { authorization: `Bearer ${SDXL_OPERATOR_TOKEN}` };
+        const submit = (at: string) =>
+          fetch(`${at}/api/v2/jobs`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ workflow: saveImageWorkflow(0x224466) }),
+          });
+        const created = await submit(sdxl);
+        expect(created.status).toBe(201);
+        const job = await json(created);
+        const done = await pollJson(`${sdxl}/api/v2/jobs/${job.id}`, (j) => j.status === 'succeeded' || j.status === 'failed');
+        expect(done.status).toBe('succeeded');
+        // Links carry the address the job was asked on; the bytes come from the deployment's own store.
+        expect(new URL(done.outputs[0].url, base).pathname).toMatch(new RegExp(`^${prefixOf(base)}/deployment/sdxl/api/v2/assets/`));
+        const output = await fetch(new URL(done.outputs[0].url, base));
+        expect(output.status).toBe(200);
+        expect(Array.from(new Uint8Array(await output.arrayBuffer()).subarray(0, 8))).toEqual(PNG_SIGNATURE);
+        // The job is the deployment's: today's URLs (the deployment default) do not know it.
+        await expectEnvelope(await fetch(`${base}/api/v2/jobs/${job.id}`), 404, 'not_found');
+
+        const stop = await fetch(`${sdxl}/ops/deployment/stop`, { method: 'POST', headers: operator });
+        expect({ status: stop.status, state: (await json(stop)).state }).toEqual({ status: 200, state: 'stopped' });
+        await expectEnvelope(await submit(sdxl), 422, 'deployment_stopped');
+        const prompt = await fetch(`${sdxl}/api/prompt`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ prompt: saveImageWorkflow() }),
+        });
+        expect({ status: prompt.status, code: (await json(prompt)).code }).toEqual({ status: 422, code: 'deployment_stopped' });
+        // The other deployment goes on.
+        expect((await submit(base)).status).toBe(201);
+        const start = await fetch(`${sdxl}/ops/deployment/start`, { method: 'POST', headers: operator });
+        expect({ status: start.status, state: (await json(start)).state }).toEqual({ status: 200, state: 'ready' });
+        expect((await submit(sdxl)).status).toBe(201);
       });
     });
 

@@ -1,11 +1,12 @@
-// The client commands of `graphrun` (run, jobs, cancel, upload; servers, the
-// operator's), which talk to a running server over its API, parsed with commander. runClient returns
+// The client commands of `graphrun` (run, jobs, cancel, upload; servers and
+// deployments, the operator's), which talk to a running server over its API, parsed with commander. runClient returns
 // the exit code: 0 done, 1 a failed job or a server's refusal, 2 a usage
 // mistake (commander's own, or one found while reading the arguments'
 // files), 130 interrupted.
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { cancelCommand } from './cancel-command.ts';
 import { DEFAULT_URL } from './config.ts';
+import { addDeploymentsCommands } from './deployments-program.ts';
 import { ApiError, ClientError, CliUsageError, detailLines, EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './errors.ts';
 import { jobsCommand } from './jobs-command.ts';
 import { runCommand } from './run-command.ts';
@@ -13,7 +14,7 @@ import { addServersCommands } from './servers-program.ts';
 import { JOB_STATUSES } from './types.ts';
 import { uploadCommand } from './upload-command.ts';
 
-export const CLIENT_COMMANDS: readonly string[] = ['run', 'jobs', 'cancel', 'upload', 'servers'];
+export const CLIENT_COMMANDS: readonly string[] = ['run', 'jobs', 'cancel', 'upload', 'servers', 'deployments'];
 
 /** Whether `graphrun <argv>` is a client command (the first word names one); serve and runner parse the rest. */
 export const isClientCommand = (argv: readonly string[]): boolean => CLIENT_COMMANDS.includes(argv[0] ?? '');
@@ -79,6 +80,7 @@ function buildProgram(env: Env, exit: (code: number) => void): Command {
     .option('--json', 'print the whole asset as JSON')
     .action(async (file: string, flags) => exit(await uploadCommand(file, flags, env)));
   addServersCommands(program, env, exit);
+  addDeploymentsCommands(program, env, exit);
   return program;
 }
 

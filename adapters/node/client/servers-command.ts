@@ -1,15 +1,13 @@
 // `graphrun servers list|add URL|drain ID|remove ID`: the operator's
-// /ops/servers, the engine servers of a running service's pool. They take the
-// operator token (--operator-token, env GRAPHRUN_OPERATOR_TOKEN, the variable
-// `serve` reads), not an account key: the server refuses changes without it.
-import { createApi } from './api.ts';
-import { type ConnectionFlags, clientConfig } from './config.ts';
-import { apiErrorOf, CliUsageError, EXIT_OK } from './errors.ts';
+// /ops/servers, the engine servers of a running service's pool (with
+// --deployment, of that deployment's). They take the operator token
+// (operator-api.ts), not an account key: the server refuses changes without it.
+import { apiErrorOf, EXIT_OK } from './errors.ts';
+import { deploymentIdOf, type OperatorFlags, operatorApi } from './operator-api.ts';
 
-export interface ServersFlags {
-  url?: string;
-  operatorToken?: string;
-  json?: boolean;
+export interface ServersFlags extends OperatorFlags {
+  /** A deployment of a deployment gateway: its servers instead of the default deployment's. */
+  deployment?: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -27,12 +25,8 @@ interface Registered {
   live: Live | null;
 }
 
-function apiOf(flags: ServersFlags, env: Env) {
-  if (flags.operatorToken === '') throw new CliUsageError('--operator-token must not be empty.');
-  // The operator token takes the place of the account token; an empty variable counts as unset.
-  const connection: ConnectionFlags = { url: flags.url, token: flags.operatorToken };
-  return createApi(clientConfig(connection, { ...env, GRAPHRUN_TOKEN: env.GRAPHRUN_OPERATOR_TOKEN }));
-}
+const apiOf = (flags: ServersFlags, env: Env) =>
+  operatorApi(flags, env, flags.deployment === undefined ? undefined : deploymentIdOf(flags.deployment, '--deployment'));
 
 const out = (text: string) => process.stdout.write(`${text}\n`);
 const liveText = (l: Live | null) => (l ? `${l.healthy ? 'healthy' : 'unhealthy'} ${l.busy}/${l.slots}` : 'not in this pool');

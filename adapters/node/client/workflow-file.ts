@@ -18,7 +18,7 @@ export interface InputFlag {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The graph inside a `{prompt}` (or the v2 request's `{workflow}`) wrapper; a node named so has a class_type. */
-function unwrap(doc: Record<string, unknown>): Record<string, unknown> {
+export function unwrap(doc: Record<string, unknown>): Record<string, unknown> {
   for (const key of ['prompt', 'workflow']) {
     const inner = doc[key];
     if (isObject(inner) && !('class_type' in inner)) return inner;

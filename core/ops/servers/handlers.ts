@@ -10,22 +10,11 @@
 import type { ServiceContext } from '../../context.ts';
 import { ApiError, notFound } from '../../errors.ts';
 import { readJson } from '../../http/read-json.ts';
-import { requireOperator } from '../operator-auth.ts';
+import { requireOperator, requireOperatorToChange } from '../operator-auth.ts';
 import { serverUrlOf } from './server-url.ts';
-import { DEFAULT_DEPLOYMENT } from './sync.ts';
 import { liveView, serverView } from './view.ts';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
-
-async function requireOperatorToChange(request: Request, ctx: ServiceContext): Promise<void> {
-  if (ctx.config.operatorToken === undefined) {
-    throw new ApiError(
-      'forbidden',
-      'Changing engine servers needs an operator token: start the service with --operator-token (GRAPHRUN_OPERATOR_TOKEN, or the operatorToken option) and send "Authorization: Bearer <operator token>".',
-    );
-  }
-  await requireOperator(request, ctx);
-}
 
 /** The store and the engine's pool methods, or 409 no_server_pool. */
 function pool(ctx: ServiceContext) {
@@ -46,7 +35,7 @@ const liveOf = (ctx: ServiceContext) => new Map((ctx.engine.servers?.() ?? []).m
 
 export async function listServers(request: Request, ctx: ServiceContext): Promise<Response> {
   await requireOperator(request, ctx);
-  const rows = (await ctx.metadata.engineServers?.listEngineServers(DEFAULT_DEPLOYMENT)) ?? [];
+  const rows = (await ctx.metadata.engineServers?.listEngineServers(ctx.deployment.id)) ?? [];
   const live = liveOf(ctx);
   const stored = new Set(rows.map((r) => r.url));
   // Servers of the engine's own options (--worker) that were never registered here: shown, not changeable by id.
@@ -55,10 +44,10 @@ export async function listServers(request: Request, ctx: ServiceContext): Promis
 }
 
 export async function addServer(request: Request, ctx: ServiceContext): Promise<Response> {
-  await requireOperatorToChange(request, ctx);
+  await requireOperatorToChange(request, ctx, 'Changing engine servers');
   const p = pool(ctx);
   const url = serverUrlOf(await readJson(request));
-  const { server, created } = await p.store.addEngineServer({ id: crypto.randomUUID(), deployment: DEFAULT_DEPLOYMENT, url, now: ctx.now() });
+  const { server, created } = await p.store.addEngineServer({ id: crypto.randomUUID(), deployment: ctx.deployment.id, url, now: ctx.now() });
   ctx.servers.adopt(server.url);
   p.addServer.call(ctx.engine, server.url);
   ctx.servers.changed();
@@ -66,7 +55,7 @@ export async function addServer(request: Request, ctx: ServiceContext): Promise<
 }
 
 export async function drainServer(request: Request, ctx: ServiceContext, params: Record<string, string>): Promise<Response> {
-  await requireOperatorToChange(request, ctx);
+  await requireOperatorToChange(request, ctx, 'Changing engine servers');
   const p = pool(ctx);
   const server = await p.store.setEngineServerState(params.id, 'draining', ctx.now());
   if (!server) throw notFound('No engine server has this id.');
@@ -78,7 +67,7 @@ export async function drainServer(request: Request, ctx: ServiceContext, params:
 }
 
 export async function removeServer(request: Request, ctx: ServiceContext, params: Record<string, string>): Promise<Response> {
-  await requireOperatorToChange(request, ctx);
+  await requireOperatorToChange(request, ctx, 'Changing engine servers');
   const p = pool(ctx);
   const server = await p.store.removeEngineServer(params.id);
   if (!server) throw notFound('No engine server has this id.');

@@ -12,8 +12,6 @@ import type { EngineServerStatus } from '../../../engine/types.ts';
 import type { ServiceBase } from '../../context.ts';
 
 export const SERVERS_CHANNEL = 'engine-servers';
-/** The only deployment until deployments exist (the column is there already). */
-export const DEFAULT_DEPLOYMENT = 'default';
 
 export interface ServerSync {
   /** Whether the engine has a pool to change and the storage keeps its members. */
@@ -45,7 +43,7 @@ export function createServerSync(ctx: ServiceBase): ServerSync {
     if (!store || !engine.addServer) return;
     // Only URLs known before the read may be removed: one a route adopts meanwhile is not missing, just newer than it.
     const known = [...managed];
-    const rows = await store.listEngineServers(DEFAULT_DEPLOYMENT);
+    const rows = await store.listEngineServers(ctx.deployment.id);
     if (closed) return;
     const live = new Map<string, EngineServerStatus>((engine.servers?.() ?? []).map((s) => [s.url, s]));
     for (const row of rows) {

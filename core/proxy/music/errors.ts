@@ -15,6 +15,9 @@ export const MUSIC_ERROR_STATUS = {
   // Routing answers beside the endpoint's six: no such path, wrong method.
   not_found: 404,
   method_not_allowed: 405,
+  // A deployment's condition (core/deployments/gate.ts), under the contract's codes.
+  deployment_not_ready: 429,
+  deployment_stopped: 422,
 } as const;
 
 export type MusicErrorCode = keyof typeof MUSIC_ERROR_STATUS;
@@ -45,6 +48,8 @@ const FROM_API: Partial<Record<ApiError['code'], MusicErrorCode>> = {
   not_found: 'not_found',
   method_not_allowed: 'method_not_allowed',
   upstream_error: 'upstream_error',
+  deployment_not_ready: 'deployment_not_ready',
+  deployment_stopped: 'deployment_stopped',
 };
 
 export function musicErrorResponse(err: unknown, logger: Logger, context: Record<string, unknown> = {}): Response {

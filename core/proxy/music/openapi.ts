@@ -59,8 +59,12 @@ const OPERATIONS: Record<string, Json> = {
       '400': error(`bad_request: not multipart/form-data, unparsable, or larger than ${MAX_FORM_BYTES} bytes`),
       '401': error('unauthorized'),
       '402': error('insufficient_credits'),
-      '422': error('validation_error: a field out of its bounds; the message names it'),
-      '429': error('rate_limited (with Retry-After): the account runs as many generations as it may at once, or the generator says so'),
+      '422': error(
+        'validation_error: a field out of its bounds; the message names it; or deployment_stopped: an operator must start the deployment again',
+      ),
+      '429': error(
+        'rate_limited (with Retry-After): the account runs as many generations as it may at once, or the generator says so; or deployment_not_ready (with Retry-After): the deployment is not ready yet',
+      ),
       '502': error('upstream_error: the generator failed before the first event'),
     },
   },

@@ -1,6 +1,6 @@
 // The video surface's error body `{message, details: [...]}`: 400 for a bad
 // request (every problem a detail), 401, 402 (credits), 404 (no such task),
-// 405 (wrong method), 500 with a generic message whose cause goes to the log
+// 405 (wrong method), 422 and 429 (the deployment is stopped or not ready), 500 with a generic message whose cause goes to the log
 // only. ApiErrors of the shared layers (auth, credits, body reading) are
 // translated here.
 import { ApiError } from '../../errors.ts';
@@ -12,7 +12,7 @@ export const GENERIC_FAILURE = 'The video service could not complete the request
 export class VideoError extends Error {
   override name = 'VideoError';
   constructor(
-    readonly status: 400 | 401 | 402 | 403 | 404 | 405 | 500,
+    readonly status: 400 | 401 | 402 | 403 | 404 | 405 | 422 | 429 | 500,
     message: string,
     readonly details: string[] = [],
     readonly headers: Record<string, string> = {},
@@ -32,6 +32,9 @@ const FROM_API: Partial<Record<ApiError['code'], VideoError['status']>> = {
   payload_too_large: 400,
   invalid_request: 400,
   upstream_error: 500,
+  // A deployment's condition (core/deployments/gate.ts): the contract's statuses, Retry-After kept.
+  deployment_not_ready: 429,
+  deployment_stopped: 422,
 };
 
 export function videoErrorBody(message: string, details: string[] = []) {

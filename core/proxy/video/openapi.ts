@@ -24,6 +24,8 @@ const OPERATIONS: Record<string, Json> = {
       '400': error('The body is not valid (every problem in details), not JSON, or over the size limit'),
       '401': error('No or an unknown key'),
       '402': error('Not enough credits'),
+      '422': error('The deployment is stopped (deployment_stopped): a retry cannot succeed until an operator starts it'),
+      '429': error('The deployment is not ready yet (deployment_not_ready, with Retry-After): retry'),
       '500': error('A generic message; the cause is logged only'),
     },
     callbacks: {
