@@ -10,26 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliCommands } from './helpers/cli.ts';
+import { cliCommands, OPERATOR_ENV } from './helpers/cli.ts';
 import { INVERTED_RGBA, jobWhenDone, outputPixels, submitInvert, uploadPng } from './helpers/cli-jobs.ts';
 import { usePostgres } from './helpers/postgres.ts';
 import { awsEnvOf, type S3rverFixture, startS3rver } from './helpers/s3rver.ts';
 
-const UNSET = [
-  'GRAPHRUN_DATA',
-  'GRAPHRUN_DATABASE_URL',
-  'GRAPHRUN_BLOBS_URL',
-  'GRAPHRUN_RUN_JOBS',
-  'GRAPHRUN_TOKEN',
-  'GRAPHRUN_OPERATOR_TOKEN',
-  'GRAPHRUN_WORKERS',
-  'GRAPHRUN_THREADS',
-  'GRAPHRUN_DEPLOYMENTS',
-  'AWS_SESSION_TOKEN',
-  'AWS_ENDPOINT_URL',
-  'AWS_DEFAULT_REGION',
-];
-const graphrun = cliCommands('graphrun-cli-deployments-pg-', UNSET);
+const graphrun = cliCommands('graphrun-cli-deployments-pg-', OPERATOR_ENV);
 const postgres = usePostgres();
 let s3: S3rverFixture;
 let dir: string;

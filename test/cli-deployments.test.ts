@@ -11,26 +11,12 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliProcess, spawnCli } from './helpers/cli.ts';
+import { type CliProcess, OPERATOR_ENV, spawnCli } from './helpers/cli.ts';
 import { INVERTED_RGBA, jobWhenDone, outputPixels, submitInvert, uploadPng } from './helpers/cli-jobs.ts';
 
 /** Each CLI started runs its source through tsx, seconds of CPU on a busy machine. */
 const SPAWN_TIMEOUT = 60_000;
 const OPERATOR = 'operator-secret';
-/** What an operator's own environment must not bring in: the test says where storage is and what the file is. */
-const UNSET = [
-  'GRAPHRUN_DATA',
-  'GRAPHRUN_DATABASE_URL',
-  'GRAPHRUN_BLOBS_URL',
-  'GRAPHRUN_RUN_JOBS',
-  'GRAPHRUN_TOKEN',
-  'GRAPHRUN_OPERATOR_TOKEN',
-  'GRAPHRUN_URL',
-  'GRAPHRUN_WORKERS',
-  'GRAPHRUN_THREADS',
-  'GRAPHRUN_DEPLOYMENTS',
-  'GRAPHRUN_WEBHOOKS',
-];
 /** A worker no one answers at: the deployment 'pool' is never ready, which only it shows. */
 const DEAD_WORKER = 'http://127.0.0.1:9';
 const FILE = {
@@ -50,11 +36,15 @@ let server: CliProcess | undefined;
 let url: string;
 
 const serve = (env: Record<string, string> = {}) =>
-  spawnCli(['serve', '--port', '0', '--data', data, '--threads', '1', '--deployments', file], { GRAPHRUN_OPERATOR_TOKEN: OPERATOR, ...env }, UNSET);
+  spawnCli(
+    ['serve', '--port', '0', '--data', data, '--threads', '1', '--deployments', file],
+    { GRAPHRUN_OPERATOR_TOKEN: OPERATOR, ...env },
+    OPERATOR_ENV,
+  );
 
 /** `graphrun <args>` as a client of the server; its exit code and output. */
 async function cli(args: string[], env: Record<string, string> = { GRAPHRUN_OPERATOR_TOKEN: OPERATOR }) {
-  const child = spawnCli(args, { GRAPHRUN_URL: url, ...env }, UNSET);
+  const child = spawnCli(args, { GRAPHRUN_URL: url, ...env }, OPERATOR_ENV);
   const code = await child.exited;
   return { code, ...child.output() };
 }
@@ -214,14 +204,14 @@ describe('a bad deployments file', () => {
   ])('exits 2 for %s, naming the file and the entry', { timeout: SPAWN_TIMEOUT }, async (_, content, message) => {
     const path = join(dir, `bad-${Math.random().toString(36).slice(2)}.json`);
     await writeFile(path, JSON.stringify(content));
-    const child = spawnCli(['serve', '--port', '0', '--data', join(dir, 'never')], { GRAPHRUN_DEPLOYMENTS: path }, UNSET);
+    const child = spawnCli(['serve', '--port', '0', '--data', join(dir, 'never')], { GRAPHRUN_DEPLOYMENTS: path }, OPERATOR_ENV);
     expect(await child.exited).toBe(2);
     expect(child.output().stderr).toContain(`graphrun: GRAPHRUN_DEPLOYMENTS ${path}: `);
     expect(child.output().stderr).toMatch(message);
   });
 
   it('exits 2 for a file that is not there', { timeout: SPAWN_TIMEOUT }, async () => {
-    const child = spawnCli(['runner', '--data', join(dir, 'never'), '--deployments', join(dir, 'missing.json')], {}, UNSET);
+    const child = spawnCli(['runner', '--data', join(dir, 'never'), '--deployments', join(dir, 'missing.json')], {}, OPERATOR_ENV);
     expect(await child.exited).toBe(2);
     expect(child.output().stderr).toContain(`graphrun: --deployments: cannot read ${join(dir, 'missing.json')}: no such file.`);
   });

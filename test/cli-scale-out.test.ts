@@ -7,25 +7,12 @@
 // runner cleanly.
 import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliCommands } from './helpers/cli.ts';
+import { cliCommands, OPERATOR_ENV } from './helpers/cli.ts';
 import { getJob, INVERTED_RGBA, jobWhenDone, outputPixels, submitInvert, uploadPng } from './helpers/cli-jobs.ts';
 import { usePostgres } from './helpers/postgres.ts';
 import { awsEnvOf, type S3rverFixture, startS3rver } from './helpers/s3rver.ts';
 
-/** What an operator's own environment must not bring in: the test says where storage is. */
-const UNSET = [
-  'GRAPHRUN_DATA',
-  'GRAPHRUN_DATABASE_URL',
-  'GRAPHRUN_BLOBS_URL',
-  'GRAPHRUN_RUN_JOBS',
-  'GRAPHRUN_TOKEN',
-  'GRAPHRUN_WORKERS',
-  'GRAPHRUN_THREADS',
-  'AWS_SESSION_TOKEN',
-  'AWS_ENDPOINT_URL',
-  'AWS_DEFAULT_REGION',
-];
-const graphrun = cliCommands('graphrun-cli-scale-', UNSET);
+const graphrun = cliCommands('graphrun-cli-scale-', OPERATOR_ENV);
 const postgres = usePostgres();
 let s3: S3rverFixture;
 

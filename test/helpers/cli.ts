@@ -27,6 +27,28 @@ export interface CliProcess {
 }
 
 /**
+ * What an operator's own environment may set that a spawned CLI must not
+ * bring in: tests that say where storage is, what runs the jobs and which
+ * files and tokens count pass these as `unset`.
+ */
+export const OPERATOR_ENV: readonly string[] = [
+  'GRAPHRUN_DATA',
+  'GRAPHRUN_DATABASE_URL',
+  'GRAPHRUN_BLOBS_URL',
+  'GRAPHRUN_RUN_JOBS',
+  'GRAPHRUN_TOKEN',
+  'GRAPHRUN_OPERATOR_TOKEN',
+  'GRAPHRUN_URL',
+  'GRAPHRUN_WORKERS',
+  'GRAPHRUN_THREADS',
+  'GRAPHRUN_DEPLOYMENTS',
+  'GRAPHRUN_WEBHOOKS',
+  'AWS_SESSION_TOKEN',
+  'AWS_ENDPOINT_URL',
+  'AWS_DEFAULT_REGION',
+];
+
+/**
  * `node --import tsx adapters/node/cli.ts <args>` (`graphrun <args>`) with `env` over this process's environment.
  * The variables named in `unset` are removed unless `env` sets them: the test
  * decides, an operator's own setting must not leak in.

@@ -6,6 +6,7 @@
 import type { Api } from './api.ts';
 import { apiErrorOf, ClientError, EXIT_OK } from './errors.ts';
 import { deploymentIdOf, type OperatorFlags, operatorApi } from './operator-api.ts';
+import { tableText } from './table.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -19,17 +20,6 @@ interface DeploymentView {
 }
 
 const out = (text: string) => process.stdout.write(`${text}\n`);
-
-function table(rows: string[][]): void {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  for (const r of rows)
-    out(
-      r
-        .map((cell, i) => cell.padEnd(widths[i]))
-        .join('  ')
-        .trimEnd(),
-    );
-}
 
 export async function deploymentsList(flags: OperatorFlags, env: Env): Promise<number> {
   const api = operatorApi(flags, env);
@@ -45,10 +35,12 @@ export async function deploymentsList(flags: OperatorFlags, env: Env): Promise<n
     deployments = ((await res.json()) as { deployments: DeploymentView[] }).deployments;
   }
   if (flags.json) return (out(JSON.stringify({ deployments }, null, 2)), EXIT_OK);
-  table([
-    ['ID', 'STAGE', 'STATE', 'ENGINE', 'DETAIL'],
-    ...deployments.map((d) => [d.id, d.staging ? 'staging' : 'production', d.state, `${d.engine.name} ${d.engine.state}`, d.detail ?? '']),
-  ]);
+  out(
+    tableText([
+      ['ID', 'STAGE', 'STATE', 'ENGINE', 'DETAIL'],
+      ...deployments.map((d) => [d.id, d.staging ? 'staging' : 'production', d.state, `${d.engine.name} ${d.engine.state}`, d.detail ?? '']),
+    ]),
+  );
   return EXIT_OK;
 }
 

@@ -7,6 +7,7 @@ import { type ConnectionFlags, clientConfig } from './config.ts';
 import { ApiError, ClientError, EXIT_OK } from './errors.ts';
 import { shortTime } from './job-text.ts';
 import { percentOf } from './progress-text.ts';
+import { tableText } from './table.ts';
 import type { Job } from './types.ts';
 
 export interface JobsFlags extends ConnectionFlags {
@@ -32,15 +33,7 @@ function table(jobs: Job[]): string {
     job.error ? clip(`${job.error.code}: ${job.error.message}`.replace(/\s+/g, ' '), 80) : '',
   ]);
   const header = ['ID', 'STATUS', 'CREATED (UTC)', 'PROGRESS', 'OUTPUTS', 'ERROR'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  return [header, ...rows]
-    .map((r) =>
-      r
-        .map((cell, i) => cell.padEnd(widths[i]))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return tableText([header, ...rows]);
 }
 
 export async function jobsCommand(flags: JobsFlags, env: Env): Promise<number> {

@@ -4,6 +4,7 @@
 // (operator-api.ts), not an account key: the server refuses changes without it.
 import { apiErrorOf, EXIT_OK } from './errors.ts';
 import { deploymentIdOf, type OperatorFlags, operatorApi } from './operator-api.ts';
+import { tableText } from './table.ts';
 
 export interface ServersFlags extends OperatorFlags {
   /** A deployment of a deployment gateway: its servers instead of the default deployment's. */
@@ -40,14 +41,7 @@ export async function serversList(flags: ServersFlags, env: Env): Promise<number
     // Configured with --worker, not registered: no id to drain or remove them by.
     ...body.configured.map((s) => ['(configured)', s.url, s.state, liveText(s)]),
   ];
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  for (const r of rows)
-    out(
-      r
-        .map((cell, i) => cell.padEnd(widths[i]))
-        .join('  ')
-        .trimEnd(),
-    );
+  out(tableText(rows));
   return EXIT_OK;
 }
 
