@@ -6,7 +6,7 @@
 // every value checked; the status JSON is checked whole. Both need the
 // operator token when one is set, and an account key does not open them.
 // A storage that fails leaves the job families out; a worker engine's
-// servers show healthy and busy.
+// servers show healthy and busy; the deployment's condition follows a stop.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WsPeer } from '../core/types.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
@@ -91,6 +91,22 @@ describe.each(MODES)('operator metrics and status (%s)', (mode) => {
     open.push(h);
     expect((await h.fetch('/metrics')).status).toBe(200);
     expect((await h.fetch('/ops/status')).status).toBe(200);
+  });
+
+  it("show the deployment's condition, and follow a stop and a start", async () => {
+    const h = await startJobs(mode, { operatorToken: OP, deploymentId: 'sdxl' });
+    open.push(h);
+    const condition = async () => {
+      const m = await scrape(h);
+      return Object.fromEntries(
+        ['ready', 'not_ready', 'stopped'].map((c) => [c, m.value('graphrun_deployment_condition', { deployment: 'sdxl', condition: c })]),
+      );
+    };
+    expect(await condition()).toEqual({ ready: 1, not_ready: 0, stopped: 0 });
+    expect((await h.fetch('/ops/deployment/stop', { method: 'POST', headers: operator })).status).toBe(200);
+    expect(await condition()).toEqual({ ready: 0, not_ready: 0, stopped: 1 });
+    expect((await h.fetch('/ops/deployment/start', { method: 'POST', headers: operator })).status).toBe(200);
+    expect(await condition()).toEqual({ ready: 1, not_ready: 0, stopped: 0 });
   });
 
   it('count what happened: jobs by status and tier, the queue held back, durations, uploads, open streams and sockets', async () => {

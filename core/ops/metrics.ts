@@ -37,6 +37,19 @@ function jobFamilies(s: OpsSnapshot): MetricFamily[] {
   ];
 }
 
+/** The deployment's condition as a state set: one series per condition, 1 for the one it is in. */
+function deploymentFamily(ctx: ServiceContext): MetricFamily {
+  const { state } = ctx.deployment.current();
+  return gaugeFamily(
+    'graphrun_deployment_condition',
+    'The condition of this deployment: 1 for the one it is in (ready, not_ready, stopped), 0 for the others.',
+    (['ready', 'not_ready', 'stopped'] as const).map((c) => ({
+      labels: { deployment: ctx.deployment.id, condition: c },
+      value: c === state ? 1 : 0,
+    })),
+  );
+}
+
 function engineFamilies(s: OpsSnapshot): MetricFamily[] {
   const servers = s.engine.servers;
   const families = [gaugeFamily('graphrun_engine_ready', 'Whether the engine is ready (1) or not (0).', [{ value: s.engine.check.ok ? 1 : 0 }])];
@@ -71,6 +84,7 @@ export async function metrics(request: Request, ctx: ServiceContext): Promise<Re
     ]),
     ...jobFamilies(s),
     ...engineFamilies(s),
+    deploymentFamily(ctx),
     gaugeFamily('graphrun_jobs_running_here', 'Jobs this instance is running now.', [{ value: s.instance.jobs_running }]),
     gaugeFamily('graphrun_sse_streams', 'Job event streams (SSE) open on this instance.', [{ value: s.instance.sse_streams }]),
     ...ctx.metrics.registry.families(),
