@@ -345,6 +345,7 @@ describe('web dashboard (chromium)', { timeout: 60_000 }, () => {
     const status = (await probe.json()) as any;
     for (const queue of status.queues) await page.locator(`#ops tr[data-tier="${queue.tier}"]`).waitFor();
     expect(await page.locator('#ops').textContent()).toContain(status.engine.name);
+    expect(await page.locator('#ops .deployment').textContent()).toBe('deployment default: ready');
   });
 
   it('shows several jobs at once: a succeeded one with its image, a failed one, a running one', async () => {

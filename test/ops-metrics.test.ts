@@ -206,6 +206,7 @@ describe.each(MODES)('operator metrics and status (%s)', (mode) => {
     const s = await status(h);
     expect(s).toEqual({
       ready: true,
+      deployment: { id: 'default', state: 'ready', detail: null, engine: { name: 'local', state: 'ready' } },
       engine: { name: 'local', readiness: { state: 'ready' }, servers: [] },
       queues: [
         { tier: 'free', queued: 2, running: 0, oldest_queued_seconds: expect.any(Number) },

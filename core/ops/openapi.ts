@@ -159,9 +159,10 @@ const SCHEMAS: Record<string, Json> = {
   },
   OpsStatus: {
     type: 'object',
-    required: ['ready', 'engine', 'queues', 'instance'],
+    required: ['ready', 'deployment', 'engine', 'queues', 'instance'],
     properties: {
       ready: { type: 'boolean' },
+      deployment: { $ref: '#/components/schemas/Deployment' },
       engine: {
         type: 'object',
         required: ['name', 'readiness', 'servers'],

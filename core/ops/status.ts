@@ -1,6 +1,7 @@
 // GET /ops/status (operator token): the fleet as the dashboard's operator
 // panel shows it. The shape is the panel's contract: keep it.
 import type { ServiceContext } from '../context.ts';
+import { deploymentView } from '../deployments/ops.ts';
 import { collectOps } from './collect.ts';
 import { requireOperator } from './operator-auth.ts';
 
@@ -9,6 +10,7 @@ export async function opsStatus(request: Request, ctx: ServiceContext): Promise<
   const s = await collectOps(ctx);
   const body = {
     ready: s.ready,
+    deployment: deploymentView(ctx),
     engine: {
       name: s.engine.name,
       readiness: s.engine.readiness,

@@ -21,6 +21,12 @@ function table(heads, rows, empty) {
   return h('table', {}, h('thead', {}, h('tr', {}, heads.map((x) => h('th', {}, x)))), h('tbody', {}, rows));
 }
 
+/** The deployment this page's service is, and its condition (a stopped one answers no API request). */
+function deploymentText(d) {
+  if (!d) return '';
+  return h('span', { class: 'deployment' }, 'deployment ', h('strong', {}, String(d.id)), ': ', badge(String(d.state).replace('_', ' '), d.state === 'ready'), d.detail ? ' (' + d.detail + ')' : '');
+}
+
 function render(status) {
   const engine = status.engine || {};
   const readiness = engine.readiness || {};
@@ -30,6 +36,7 @@ function render(status) {
   body.replaceChildren(
     h('p', { class: 'ops-summary' },
       badge(status.ready ? 'ready' : 'not ready', !!status.ready),
+      deploymentText(status.deployment),
       h('span', {}, 'engine ', h('strong', {}, String(engine.name || '?')), ': ' + (readiness.state || '?') + (readiness.detail ? ' (' + readiness.detail + ')' : '')),
       h('span', { class: 'muted' },
         'this instance: ' + (instance.run_jobs === false ? 'API only, runs no jobs' : 'runs jobs') + ', ' + (instance.sse_streams ?? '–') + ' event streams, ' + (instance.websockets ?? '–') + ' WebSockets'),
