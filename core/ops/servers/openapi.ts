@@ -83,7 +83,7 @@ export const SERVER_SCHEMAS: Record<string, Json> = {
     required: ['id', 'deployment', 'url', 'state', 'created_at', 'updated_at', 'live'],
     properties: {
       id: { type: 'string', format: 'uuid' },
-      deployment: { type: 'string', description: "'default' (deployments come later)" },
+      deployment: { type: 'string', description: "The id of the deployment whose pool it is in ('default' for a service given no deploymentId)" },
       url: { type: 'string' },
       state: { type: 'string', enum: ['active', 'draining'] },
       created_at: { type: 'string', format: 'date-time' },
