@@ -23,7 +23,8 @@
 import type { Kysely } from 'kysely';
 import { stringifyJson } from '../../lib/json.ts';
 import type { JobSummary, NewJob, QueueBounds, QueueRefusal } from '../types.ts';
-import { adjustQueued, countQueued, queueDelta } from './queue-counts.ts';
+import { statementTemplate } from './query-template.ts';
+import { type QueueCounts, queueDelta } from './queue-counts.ts';
 import { type Database, toNumber } from './schema.ts';
 
 const JOB_SEQ = 'job_seq';
@@ -38,30 +39,71 @@ type CreateJob = {
   (job: NewJob, bounds: QueueBounds): Promise<JobSummary | QueueRefusal>;
 };
 
-export function createSqlJobInsert(db: Kysely<Database>): CreateJob {
+export function createSqlJobInsert(db: Kysely<Database>, counts: QueueCounts): CreateJob {
+  // Every submission runs these; compiled once (query-template.ts).
+  const nextSeq = statementTemplate(0, () =>
+    db
+      .insertInto('counters')
+      .values({ name: JOB_SEQ, value: 1 })
+      .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ value: eb('counters.value', '+', 1) })))
+      .returning('value'),
+  );
+  const insert = statementTemplate(
+    9,
+    (
+      id: string,
+      account_id: string,
+      status: string,
+      created_at: number,
+      expires_at: number,
+      seq: number,
+      priority: number,
+      metadata: string | null,
+      workflow: string,
+    ) =>
+      db.insertInto('jobs').values({
+        id,
+        account_id,
+        status,
+        created_at,
+        expires_at,
+        seq,
+        started_at: null,
+        completed_at: null,
+        progress: null,
+        error: null,
+        attempts: 0,
+        priority,
+        metadata,
+        outputs_reused: 0,
+        history_hidden_at: null,
+        workflow,
+      }),
+  );
+
   function createJob(job: NewJob): Promise<JobSummary>;
   function createJob(job: NewJob, bounds: QueueBounds): Promise<JobSummary | QueueRefusal>;
   async function createJob(job: NewJob, bounds: QueueBounds = {}): Promise<JobSummary | QueueRefusal> {
+    // Serialised before the transaction: nothing of it depends on what the transaction reads.
+    const { workflow, priority = 0, metadata = null, ...fields } = job;
+    const workflowText = stringifyJson(workflow);
+    const metadataText = json(metadata);
     const created = await db.transaction().execute(async (tx): Promise<Inserted | QueueRefusal> => {
-      const { value } = await tx
-        .insertInto('counters')
-        .values({ name: JOB_SEQ, value: 1 })
-        .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ value: eb('counters.value', '+', 1) })))
-        .returning('value')
-        .executeTakeFirstOrThrow();
-      const queued = (accountId?: string) => countQueued(tx, accountId);
+      const [{ value }] = (await nextSeq(tx)).rows;
       const { maxQueued, maxQueuedPerAccount } = bounds;
       // A refusal leaves the transaction by returning, not throwing: the counter's bump is
       // committed with it, a gap in seq that nothing reads as a missing job.
-      if (maxQueued !== undefined) {
-        const n = await queued();
+      if (maxQueued !== undefined && maxQueuedPerAccount !== undefined) {
+        const { all, own } = await counts.both(tx, job.account_id);
+        if (all >= maxQueued) return { refused: 'queue', queued: all, limit: maxQueued };
+        if (own >= maxQueuedPerAccount) return { refused: 'account', queued: own, limit: maxQueuedPerAccount };
+      } else if (maxQueued !== undefined) {
+        const n = await counts.count(tx);
         if (n >= maxQueued) return { refused: 'queue', queued: n, limit: maxQueued };
-      }
-      if (maxQueuedPerAccount !== undefined) {
-        const n = await queued(job.account_id);
+      } else if (maxQueuedPerAccount !== undefined) {
+        const n = await counts.count(tx, job.account_id);
         if (n >= maxQueuedPerAccount) return { refused: 'account', queued: n, limit: maxQueuedPerAccount };
       }
-      const { workflow, priority = 0, metadata = null, ...fields } = job;
       const record: Inserted = {
         ...fields,
         seq: toNumber(value),
@@ -75,11 +117,8 @@ export function createSqlJobInsert(db: Kysely<Database>): CreateJob {
         outputs_reused: false,
         history_hidden_at: null,
       };
-      await tx
-        .insertInto('jobs')
-        .values({ ...record, workflow: stringifyJson(workflow), progress: null, error: null, metadata: json(metadata), outputs_reused: 0 })
-        .execute();
-      await adjustQueued(tx, job.account_id, queueDelta(null, job.status));
+      await insert(tx, job.id, job.account_id, job.status, job.created_at, job.expires_at, record.seq, priority, metadataText, workflowText);
+      await counts.adjust(tx, job.account_id, queueDelta(null, job.status));
       // The caller's object must not alias what was stored, as a read would not.
       return { ...record, metadata: metadata === null ? null : structuredClone(metadata) };
     });

@@ -2,32 +2,22 @@
 // change is one conditional UPDATE (`... WHERE status = from`) whose row count
 // says who won, so instances sharing a database never both move a job.
 //
-// The insert, with its `seq` and the queue bounds, is job-create.ts.
-import { type Kysely, type SelectQueryBuilder, sql, type Updateable } from 'kysely';
-import { parseJson, stringifyJson } from '../../lib/json.ts';
+// The insert, with its `seq` and the queue bounds, is job-create.ts; the
+// claim job-claim.ts; the status moves and progress job-transition.ts.
+import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
+import { parseJson } from '../../lib/json.ts';
 import type { JobStore } from '../types.ts';
+import { ACTIVE, CLAIM_PREFIX, createSqlJobClaim } from './job-claim.ts';
 import { createSqlJobInsert } from './job-create.ts';
 import { createSqlJobListing } from './job-listing.ts';
 import { createSqlJobTierCounts } from './job-tier-counts.ts';
+import { createSqlJobTransitions } from './job-transition.ts';
 import { type DirectReader, queryTemplate } from './query-template.ts';
-import { adjustQueued, countQueued, queueDelta, repairQueueCounts } from './queue-counts.ts';
-import { idsToText, JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
-import { type Database, type JobsTable, toNumber } from './schema.ts';
-import { takeTurn } from './take-turn.ts';
-import { insertWebhookDeliveries } from './webhook-outbox-store.ts';
+import { createQueueCounts, repairQueueCounts } from './queue-counts.ts';
+import { JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
+import { type Database, toNumber } from './schema.ts';
 
-/** The `counters` row that one account's claims take in turn (see claimJob); it holds the last claim's time. */
-const CLAIM_PREFIX = 'claim:';
-const claimCounter = (accountId: string) => `${CLAIM_PREFIX}${accountId}`;
-/** Statuses that hold one of the account's parallel slots, and that a lease covers. */
-const ACTIVE = ['running', 'canceling'];
-/** Picks retried within one claim when a cancel takes the picked job first. */
-const CLAIM_PICKS = 3;
 const EXPIRED = 'expired';
-/** Progress after a job has left these statuses would overwrite a final snapshot. */
-const PROGRESS_STATUSES = ['running', 'canceling'];
-
-const json = (v: Record<string, unknown> | null) => (v === null ? null : stringifyJson(v));
 /** Bound parameters per `IN` list of listJobWorkflows, well under every dialect's limit. */
 const IDS_PER_QUERY = 100;
 
@@ -62,11 +52,24 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
     direct,
   );
 
+  // The run's read of the workflow it executes (listJobWorkflows of one job), compiled once.
+  const oneWorkflow = queryTemplate(
+    db,
+    2,
+    (accountId: string, id: string) => db.selectFrom('jobs').select(['id', 'workflow']).where('account_id', '=', accountId).where('id', '=', id),
+    direct,
+  );
+
+  // Every submission counts the queue twice (admission, then the insert) and every claim changes it.
+  const counts = createQueueCounts(db, direct);
+
   return {
     ...createSqlJobListing(db),
     ...createSqlJobTierCounts(db),
+    ...createSqlJobTransitions(db, counts),
 
-    createJob: createSqlJobInsert(db),
+    createJob: createSqlJobInsert(db, counts),
+    claimJob: createSqlJobClaim(db, counts, rowLocks),
     async getJob(accountId, id) {
       const [row] = await ownJob(id, accountId);
       return row ? toJobSummary(row) : null;
@@ -81,13 +84,12 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
     },
     async listJobWorkflows(accountId, ids) {
       const found = new Map<string, string>();
+      const page = (some: string[]) =>
+        some.length === 1
+          ? oneWorkflow(accountId, some[0])
+          : db.selectFrom('jobs').select(['id', 'workflow']).where('account_id', '=', accountId).where('id', 'in', some).execute();
       for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
-        const rows = await db
-          .selectFrom('jobs')
-          .select(['id', 'workflow'])
-          .where('account_id', '=', accountId)
-          .where('id', 'in', ids.slice(i, i + IDS_PER_QUERY))
-          .execute();
+        const rows = await page(ids.slice(i, i + IDS_PER_QUERY));
         for (const r of rows) found.set(r.id, r.workflow);
       }
       const out = [];
@@ -96,114 +98,6 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
         if (text !== undefined) out.push({ id, workflow: parseJson(text) as Record<string, unknown> });
       }
       return out;
-    },
-
-    async transitionJob(id, from, to, patch = {}, guard = {}) {
-      const { add_attempts, progress, error, outputs_reused, cached_nodes, temp_asset_ids, lease, outbox, ...times } = patch;
-      // Into or out of the queue, or with deliveries to write: the move, the account's
-      // queue count and the deliveries commit together or not at all.
-      const delta = queueDelta(from, to);
-      if (delta !== 0 || (outbox !== undefined && outbox.length > 0)) {
-        return db.transaction().execute(async (tx) => {
-          const accountId = await move(tx);
-          if (accountId === null) return false;
-          await adjustQueued(tx, accountId, delta);
-          if (outbox !== undefined && outbox.length > 0) await insertWebhookDeliveries(tx, outbox);
-          return true;
-        });
-      }
-      return (await move(db)) !== null;
-
-      /** The moved job's account, or null when it did not move. */
-      async function move(db: Kysely<Database>): Promise<string | null> {
-        let query = db
-          .updateTable('jobs')
-          .set((eb) => {
-            const set: Updateable<JobsTable> = { status: to };
-            // Only keys present in the patch change; an explicit null clears.
-            for (const [k, v] of Object.entries(times)) if (v !== undefined) Object.assign(set, { [k]: v });
-            if (progress !== undefined) set.progress = json(progress);
-            if (error !== undefined) set.error = json(error);
-            if (outputs_reused !== undefined) set.outputs_reused = outputs_reused ? 1 : 0;
-            if (cached_nodes !== undefined) set.cached_nodes = idsToText(cached_nodes);
-            if (temp_asset_ids !== undefined) set.temp_asset_ids = idsToText(temp_asset_ids);
-            const counts = add_attempts ? { attempts: eb('attempts', '+', add_attempts) } : {};
-            // A released lease fences out its holder at once, not only once the job is claimed again.
-            const release = lease === null ? { lease_owner: null, lease_expires_at: null, lease_token: sql<number>`lease_token + 1` } : {};
-            return { ...set, ...counts, ...release };
-          })
-          .where('id', '=', id)
-          .where('status', '=', from);
-        if (guard.lease_token !== undefined) query = query.where('lease_token', '=', guard.lease_token);
-        const before = guard.lease_expired_before;
-        if (before !== undefined) query = query.where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', before)]));
-        const row = await query.returning('account_id').executeTakeFirst();
-        return row?.account_id ?? null;
-      }
-    },
-    async saveProgress(id, progress, outputsReused, leaseToken) {
-      let query = db
-        .updateTable('jobs')
-        .set(
-          outputsReused === undefined
-            ? { progress: stringifyJson(progress) }
-            : { progress: stringifyJson(progress), outputs_reused: outputsReused ? 1 : 0 },
-        )
-        .where('id', '=', id)
-        .where('status', 'in', PROGRESS_STATUSES);
-      if (leaseToken !== undefined) query = query.where('lease_token', '=', leaseToken);
-      await query.execute();
-    },
-
-    async claimJob({ account_id, limit, owner, now, lease_ms }) {
-      if (limit <= 0) return null;
-      return db.transaction().execute(async (tx) => {
-        // The account's claims take turns (take-turn.ts): the count below sees every earlier claim
-        // of the account, so the tier limit holds across runners. A claim that starts a job then
-        // sets the row to its time: the accounts' turns (listAccountsWithQueuedJobs) across runners.
-        await takeTurn(tx, claimCounter(account_id));
-        const { n } = await tx
-          .selectFrom('jobs')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .where('account_id', '=', account_id)
-          .where('status', 'in', ACTIVE)
-          .executeTakeFirstOrThrow();
-        if (toNumber(n) >= limit) return null;
-        for (let attempt = 0; attempt < CLAIM_PICKS; attempt++) {
-          let pick = tx
-            .selectFrom('jobs')
-            .select(['id', 'lease_token'])
-            .where('account_id', '=', account_id)
-            .where('status', '=', 'queued')
-            .orderBy('priority', 'desc')
-            .orderBy('seq')
-            .limit(1);
-          // A cancel may hold the row: the next job is as good, and waiting for it is not.
-          if (rowLocks) pick = pick.forUpdate().skipLocked();
-          const picked = await pick.executeTakeFirst();
-          if (!picked) return null;
-          const row = await tx
-            .updateTable('jobs')
-            .set((eb) => ({
-              status: 'running',
-              started_at: now,
-              attempts: eb('attempts', '+', 1),
-              lease_owner: owner,
-              lease_expires_at: now + lease_ms,
-              lease_token: toNumber(picked.lease_token) + 1,
-            }))
-            .where('id', '=', picked.id)
-            .where('status', '=', 'queued')
-            .returning(JOB_SUMMARY_COLUMNS)
-            .executeTakeFirst();
-          if (row) {
-            await tx.updateTable('counters').set({ value: now }).where('name', '=', claimCounter(account_id)).execute();
-            await adjustQueued(tx, account_id, -1);
-            return toJobSummary(row);
-          }
-        }
-        return null;
-      });
     },
     async renewLease(id, token, expiresAt) {
       const row = await db
@@ -292,7 +186,7 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
     repairQueueCounts: () => repairQueueCounts(db),
     async countJobs(statuses, accountId) {
       if (statuses.length === 0) return 0;
-      if (statuses.length === 1 && statuses[0] === 'queued') return countQueued(db, accountId);
+      if (statuses.length === 1 && statuses[0] === 'queued') return counts.count(db, accountId);
       let query = db
         .selectFrom('jobs')
         .select((eb) => eb.fn.countAll().as('n'))

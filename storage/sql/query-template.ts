@@ -1,8 +1,11 @@
-// Hot reads built and compiled once. kysely spends longer building and
+// Hot queries built and compiled once. kysely spends longer building and
 // compiling a small query (parsing references, visiting the tree) than
 // SQLite spends running it, on every call; a template is compiled with
 // marker values once, and each call only swaps the real values in.
-import { type Compilable, type CompiledQuery, createQueryId, type Kysely } from 'kysely';
+// Reads of the whole database use queryTemplate; the writes (and the reads
+// inside a transaction) use statementTemplate, which runs on the executor
+// given with each call: the database or a transaction.
+import { type Compilable, type CompiledQuery, createQueryId, type Kysely, type QueryResult } from 'kysely';
 
 const marker = (i: number) => `\u0000graphrun-template-arg-${i}\u0000`;
 
@@ -14,17 +17,12 @@ const marker = (i: number) => `\u0000graphrun-template-arg-${i}\u0000`;
 export type DirectReader = (sql: string, parameters: readonly unknown[]) => unknown[] | undefined;
 
 /**
- * `build` must use each argument only as a plain bound value (`where(col,
- * '=', arg)`), never to shape the query (no `in` lists, no branches on it):
- * it runs once, with marker strings for the arguments. Rows come back as
- * `execute()` would return them.
+ * `build` compiled on first use; the function binds a call's arguments into
+ * it. `build` must use each argument only as a plain bound value (`where(col,
+ * '=', arg)`, a value of `set` or `values`), never to shape the query (no `in`
+ * lists, no branches on it): it runs once, with marker strings for the arguments.
  */
-export function queryTemplate<A extends unknown[], R, DB>(
-  db: Kysely<DB>,
-  arity: A['length'],
-  build: (...args: A) => Compilable<R>,
-  direct?: DirectReader,
-): (...args: A) => Promise<R[]> {
+function compileTemplate<A extends unknown[], R>(arity: A['length'], build: (...args: A) => Compilable<R>): (args: A) => CompiledQuery<R> {
   let compiled: CompiledQuery<R> | undefined;
   // For each parameter of the compiled query: the argument it takes, or -1 for a constant.
   let slots: number[] = [];
@@ -37,16 +35,71 @@ export function queryTemplate<A extends unknown[], R, DB>(
     for (let i = 0; i < arity; i++) if (!used.has(i)) throw new Error(`queryTemplate: argument ${i} is not a bound parameter`);
     return query;
   };
-  const run = async (query: CompiledQuery<R>, parameters: unknown[]) =>
-    (await db.executeQuery<R>({ ...query, parameters, queryId: createQueryId() })).rows;
+  return (args) => {
+    compiled ??= compile();
+    const parameters = compiled.parameters.map((p, i) => (slots[i] === -1 ? p : args[slots[i]]));
+    return { ...compiled, parameters, queryId: createQueryId() };
+  };
+}
+
+/** A read of `db` (see compileTemplate for `build`); rows come back as `execute()` would return them. */
+export function queryTemplate<A extends unknown[], R, DB>(
+  db: Kysely<DB>,
+  arity: A['length'],
+  build: (...args: A) => Compilable<R>,
+  direct?: DirectReader,
+): (...args: A) => Promise<R[]> {
+  const bind = compileTemplate(arity, build);
   return (...args) => {
     try {
-      compiled ??= compile();
-      const parameters = compiled.parameters.map((p, i) => (slots[i] === -1 ? p : args[slots[i]]));
-      const rows = direct?.(compiled.sql, parameters);
-      return rows === undefined ? run(compiled, parameters) : Promise.resolve(rows as R[]);
+      const query = bind(args);
+      const rows = direct?.(query.sql, query.parameters);
+      return rows === undefined ? db.executeQuery<R>(query).then((r) => r.rows) : Promise.resolve(rows as R[]);
     } catch (err) {
       return Promise.reject(err);
     }
+  };
+}
+
+/** What runs a compiled statement: a Kysely instance or a transaction of one. */
+export interface Executor {
+  executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
+}
+
+/**
+ * Any statement (see compileTemplate for `build`), run on the executor of
+ * each call: a transaction's, or the database. The result is kysely's
+ * (`rows`, `numAffectedRows`), as `executeQuery` gives it. `read`: a SELECT
+ * run on `read.db` itself goes through `read.direct` when that answers.
+ */
+export function statementTemplate<A extends unknown[], R>(
+  arity: A['length'],
+  build: (...args: A) => Compilable<R>,
+  read?: { db: Executor; direct?: DirectReader },
+): (executor: Executor, ...args: A) => Promise<QueryResult<R>> {
+  const bind = compileTemplate(arity, build);
+  return (executor, ...args) => {
+    try {
+      const query = bind(args);
+      // A read of the database itself (no transaction) may take the direct way, as queryTemplate's do.
+      const rows = read?.direct !== undefined && executor === read.db ? read.direct(query.sql, query.parameters) : undefined;
+      return rows === undefined ? executor.executeQuery<R>(query) : Promise.resolve({ rows: rows as R[] });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
+}
+
+/**
+ * Templates of one statement whose shape varies with a few flags (which
+ * columns an UPDATE sets, which guards it checks): one compiled per shape,
+ * made on first use. `shape` names it; the set of names must stay small.
+ */
+export function templateFamily<T>(make: (shape: string) => T): (shape: string) => T {
+  const made = new Map<string, T>();
+  return (shape) => {
+    let t = made.get(shape);
+    if (t === undefined) made.set(shape, (t = make(shape)));
+    return t;
   };
 }

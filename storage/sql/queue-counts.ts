@@ -4,6 +4,7 @@
 // jobs are read from a few rows instead of counting the queue; at a depth of
 // thousands those counts cost more than the rest of a submission.
 import { type Kysely, sql } from 'kysely';
+import { type DirectReader, statementTemplate } from './query-template.ts';
 import { type Database, toNumber } from './schema.ts';
 
 const QUEUED = 'queued';
@@ -11,27 +12,59 @@ const QUEUED = 'queued';
 /** +1 / -1 for a move from `from` to `to`, 0 when it neither enters nor leaves the queue. */
 export const queueDelta = (from: string | null, to: string): number => (to === QUEUED ? 1 : 0) - (from === QUEUED ? 1 : 0);
 
-/** Adds `delta` to the account's count, in the caller's transaction. */
-export async function adjustQueued(db: Kysely<Database>, accountId: string, delta: number): Promise<void> {
-  if (delta === 0) return;
-  await db
-    .insertInto('queue_counts')
-    .values({ account_id: accountId, queued: delta })
-    .onConflict((oc) => oc.column('account_id').doUpdateSet((eb) => ({ queued: eb('queue_counts.queued', '+', delta) })))
-    .execute();
+export interface QueueCounts {
+  /** Adds `delta` to the account's count, in the caller's transaction. */
+  adjust(tx: Kysely<Database>, accountId: string, delta: number): Promise<void>;
+  /** Queued jobs of the account, or of every account. */
+  count(db: Kysely<Database>, accountId?: string): Promise<number>;
+  /** Both counts in one read: every account's, and this account's. */
+  both(db: Kysely<Database>, accountId: string): Promise<{ all: number; own: number }>;
 }
 
-/** Queued jobs of the account, or of every account. */
-export async function countQueued(db: Kysely<Database>, accountId?: string): Promise<number> {
-  if (accountId !== undefined) {
-    const row = await db.selectFrom('queue_counts').select('queued').where('account_id', '=', accountId).executeTakeFirst();
-    return row ? toNumber(row.queued) : 0;
-  }
-  const row = await db
-    .selectFrom('queue_counts')
-    .select((eb) => eb.fn.sum<number | string | bigint | null>('queued').as('n'))
-    .executeTakeFirstOrThrow();
-  return row.n === null ? 0 : toNumber(row.n);
+/**
+ * The statements on `queue_counts` that every submission and claim runs,
+ * compiled once (query-template.ts); a count of `db` itself reads through `direct` when it can.
+ */
+export function createQueueCounts(db: Kysely<Database>, direct?: DirectReader): QueueCounts {
+  const read = { db, direct };
+  const adjust = statementTemplate(3, (accountId: string, delta: number, add: number) =>
+    db
+      .insertInto('queue_counts')
+      .values({ account_id: accountId, queued: delta })
+      .onConflict((oc) => oc.column('account_id').doUpdateSet((eb) => ({ queued: eb('queue_counts.queued', '+', add) }))),
+  );
+  const own = statementTemplate(1, (accountId: string) => db.selectFrom('queue_counts').select('queued').where('account_id', '=', accountId), read);
+  const all = statementTemplate(
+    0,
+    () => db.selectFrom('queue_counts').select((eb) => eb.fn.sum<number | string | bigint | null>('queued').as('n')),
+    read,
+  );
+  // The account's share summed in the same pass over the (few) count rows: one statement instead of two.
+  const both = statementTemplate(
+    1,
+    (accountId: string) =>
+      db
+        .selectFrom('queue_counts')
+        .select((eb) => [
+          eb.fn.sum<number | string | bigint | null>('queued').as('n'),
+          eb.fn.sum<number | string | bigint | null>(eb.case().when('account_id', '=', accountId).then(eb.ref('queued')).else(0).end()).as('own'),
+        ]),
+    read,
+  );
+  const sum = (n: number | string | bigint | null | undefined) => (n === null || n === undefined ? 0 : toNumber(n));
+  return {
+    async adjust(tx, accountId, delta) {
+      if (delta !== 0) await adjust(tx, accountId, delta, delta);
+    },
+    async count(db, accountId) {
+      if (accountId !== undefined) return sum((await own(db, accountId)).rows[0]?.queued);
+      return sum((await all(db)).rows[0]?.n);
+    },
+    async both(db, accountId) {
+      const row = (await both(db, accountId)).rows[0];
+      return { all: sum(row?.n), own: sum(row?.own) };
+    },
+  };
 }
 
 /**

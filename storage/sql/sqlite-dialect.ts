@@ -9,6 +9,12 @@
 // the driver is synchronous, so running the statement there and then is what
 // acquiring, running and releasing would do, minus a dozen promise hops
 // through kysely that cost more than an indexed read.
+//
+// Writes that queue up behind each other share one commit (group commit,
+// group-commit.ts): a commit writes every page the transaction changed to the
+// WAL, and the writes of a job (its row, the indexes on its status, the
+// counters) land on the same few pages, so a commit per write costs several
+// times what the writes do.
 import {
   type DatabaseConnection,
   type Driver,
@@ -18,6 +24,7 @@ import {
   type SqliteDialectConfig,
   type TransactionSettings,
 } from 'kysely';
+import { CommitGroups, type GroupDatabase } from './group-commit.ts';
 
 class FifoDriver implements Driver {
   readonly #inner: Driver;
@@ -25,10 +32,16 @@ class FifoDriver implements Driver {
   readonly #waiting: (() => void)[] = [];
   #held = false;
   #ready = false;
+  /** Group commit, when the driver says whether a transaction is open (better-sqlite3 does); else one commit per write. */
+  readonly #groups: CommitGroups | undefined;
+  #connection: DatabaseConnection | undefined;
 
   constructor(inner: Driver, database: SqliteDatabase | undefined) {
     this.#inner = inner;
     this.#database = database;
+    const db = database as Partial<GroupDatabase> | undefined;
+    if (db !== undefined && typeof db.inTransaction === 'boolean')
+      this.#groups = new CommitGroups(db as GroupDatabase, () => this.#waiting.length > 0);
   }
 
   async init(): Promise<void> {
@@ -51,37 +64,56 @@ class FifoDriver implements Driver {
   async acquireConnection(): Promise<DatabaseConnection> {
     if (this.#held) await new Promise<void>((resolve) => this.#waiting.push(resolve));
     this.#held = true;
+    let connection: DatabaseConnection;
     try {
-      return await this.#inner.acquireConnection();
+      connection = await this.#inner.acquireConnection();
     } catch (err) {
       this.#handOff();
       throw err;
     }
+    const groups = this.#groups;
+    if (groups === undefined) return connection;
+    groups.acquired();
+    // One wrapper for the one connection: its statements go through the group's bookkeeping.
+    return (this.#connection ??= {
+      executeQuery: (query) => groups.execute(query.sql, () => connection.executeQuery(query)),
+      streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+    });
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    // The holder's writes wait for their group's commit; the connection goes on to the next holder first.
+    let durable: Promise<void> | undefined;
     try {
+      durable = this.#groups?.released();
       await this.#inner.releaseConnection(connection);
     } finally {
       this.#handOff();
     }
+    await durable;
   }
 
-  /** The next waiter's turn (still held), or free. */
+  /** The next waiter's turn (still held), or free: then no commit group is left open. */
   #handOff(): void {
     const next = this.#waiting.shift();
     if (next) next();
-    else this.#held = false;
+    else {
+      this.#groups?.close();
+      this.#held = false;
+    }
   }
 
-  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    return this.#inner.beginTransaction(connection, settings);
+  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    if (this.#groups) this.#groups.begin();
+    else await this.#inner.beginTransaction(connection, settings);
   }
-  commitTransaction(connection: DatabaseConnection): Promise<void> {
-    return this.#inner.commitTransaction(connection);
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    if (this.#groups) this.#groups.commit();
+    else await this.#inner.commitTransaction(connection);
   }
-  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    return this.#inner.rollbackTransaction(connection);
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (this.#groups) this.#groups.rollback();
+    else await this.#inner.rollbackTransaction(connection);
   }
   savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
     return this.#inner.savepoint!(connection, name, compile);
@@ -94,6 +126,7 @@ class FifoDriver implements Driver {
   }
   destroy(): Promise<void> {
     this.#ready = false;
+    this.#groups?.close();
     return this.#inner.destroy();
   }
 }

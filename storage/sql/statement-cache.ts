@@ -12,9 +12,16 @@ export const DEFAULT_STATEMENT_CACHE_SIZE = 256;
  * through the cache. Closing clears the cache: the driver finalises every
  * statement when it closes.
  */
-export function withStatementCache(database: SqliteDatabase, size = DEFAULT_STATEMENT_CACHE_SIZE): SqliteDatabase {
+export function withStatementCache(
+  database: SqliteDatabase,
+  size = DEFAULT_STATEMENT_CACHE_SIZE,
+): SqliteDatabase & { readonly inTransaction: boolean | undefined } {
   const cache = new Map<string, SqliteStatement>();
   return {
+    // Passed through when the driver has it (better-sqlite3): the dialect's group commit needs it.
+    get inTransaction() {
+      return (database as { inTransaction?: boolean }).inTransaction;
+    },
     prepare(sql) {
       const hit = cache.get(sql);
       if (hit !== undefined) {

@@ -1,0 +1,86 @@
+// JobStore.claimJob over kysely: an account's next queued job moved to
+// `running` under a new lease, if the account is under its limit, as one
+// transaction. Every started job runs it, so its statements are compiled once
+// (query-template.ts).
+import { type Kysely, sql } from 'kysely';
+import type { JobStore } from '../types.ts';
+import { statementTemplate } from './query-template.ts';
+import type { QueueCounts } from './queue-counts.ts';
+import { JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
+import { type Database, toNumber } from './schema.ts';
+import { compiledTakeTurn } from './take-turn.ts';
+
+/** The `counters` row that one account's claims take in turn (see claimJob); it holds the last claim's time. */
+export const CLAIM_PREFIX = 'claim:';
+const claimCounter = (accountId: string) => `${CLAIM_PREFIX}${accountId}`;
+/** Statuses that hold one of the account's parallel slots, and that a lease covers. */
+export const ACTIVE = ['running', 'canceling'];
+/** Picks retried within one claim when a cancel takes the picked job first. */
+const CLAIM_PICKS = 3;
+
+/**
+ * `rowLocks`: the dialect has row locks (PostgreSQL): a claim locks the job
+ * it picks (FOR UPDATE SKIP LOCKED). SQLite runs one write transaction at a time instead.
+ */
+export function createSqlJobClaim(db: Kysely<Database>, counts: QueueCounts, rowLocks: boolean): JobStore['claimJob'] {
+  const takeTurn = compiledTakeTurn(db);
+  const active = statementTemplate(1, (accountId: string) =>
+    db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('account_id', '=', accountId)
+      .where('status', 'in', ACTIVE),
+  );
+  const pick = statementTemplate(1, (accountId: string) => {
+    const query = db
+      .selectFrom('jobs')
+      .select(['id', 'lease_token'])
+      .where('account_id', '=', accountId)
+      .where('status', '=', 'queued')
+      .orderBy('priority', 'desc')
+      .orderBy('seq')
+      .limit(1);
+    // A cancel may hold the row: the next job is as good, and waiting for it is not.
+    return rowLocks ? query.forUpdate().skipLocked() : query;
+  });
+  const start = statementTemplate(5, (id: string, now: number, owner: string, expiresAt: number, token: number) =>
+    db
+      .updateTable('jobs')
+      .set({
+        status: 'running',
+        started_at: now,
+        attempts: sql<number>`attempts + 1`,
+        lease_owner: owner,
+        lease_expires_at: expiresAt,
+        lease_token: token,
+      })
+      .where('id', '=', id)
+      .where('status', '=', 'queued')
+      .returning(JOB_SUMMARY_COLUMNS),
+  );
+  const stamp = statementTemplate(2, (name: string, now: number) => db.updateTable('counters').set({ value: now }).where('name', '=', name));
+
+  return async ({ account_id, limit, owner, now, lease_ms }) => {
+    if (limit <= 0) return null;
+    const counter = claimCounter(account_id);
+    return db.transaction().execute(async (tx) => {
+      // The account's claims take turns (take-turn.ts): the count below sees every earlier claim
+      // of the account, so the tier limit holds across runners. A claim that starts a job then
+      // sets the row to its time: the accounts' turns (listAccountsWithQueuedJobs) across runners.
+      await takeTurn(tx, counter);
+      const [{ n }] = (await active(tx, account_id)).rows;
+      if (toNumber(n) >= limit) return null;
+      for (let attempt = 0; attempt < CLAIM_PICKS; attempt++) {
+        const [picked] = (await pick(tx, account_id)).rows;
+        if (!picked) return null;
+        const [row] = (await start(tx, picked.id, now, owner, now + lease_ms, toNumber(picked.lease_token) + 1)).rows;
+        if (row) {
+          await stamp(tx, counter, now);
+          await counts.adjust(tx, account_id, -1);
+          return toJobSummary(row);
+        }
+      }
+      return null;
+    });
+  };
+}
