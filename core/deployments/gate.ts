@@ -38,12 +38,9 @@ export const stoppedRefusal = (deployment: DeploymentCondition) =>
 
 /** `why` is the engine's own public wording, when it refused; the readiness detail may name hosts and is for operators only. */
 const notReady = (deployment: DeploymentCondition, why = 'its engine is starting') =>
-  new ApiError(
-    'deployment_not_ready',
-    `The deployment "${deployment.id}" is not ready yet (${why}); retry after a few seconds.`,
-    undefined,
-    { 'Retry-After': NOT_READY_RETRY_AFTER },
-  );
+  new ApiError('deployment_not_ready', `The deployment "${deployment.id}" is not ready yet (${why}); retry after a few seconds.`, undefined, {
+    'Retry-After': NOT_READY_RETRY_AFTER,
+  });
 
 /** A submission to a deployment that is not ready: its engine's definitions are waited for (as long as the engine waits), then it is asked again. */
 async function afterEngineWait(deployment: DeploymentCondition, engine: Engine): Promise<ApiError | null> {
