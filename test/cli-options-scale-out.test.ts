@@ -151,6 +151,7 @@ describe('graphrun runner', () => {
         threads: 2,
         musicUpstream: undefined,
         videoUpstream: undefined,
+        pool: {},
       },
     });
     expect(parseCliArgs(['runner', '--data', './d', '--threads', '1'])).toMatchObject({ command: 'runner', options: { data: './d', threads: 1 } });
