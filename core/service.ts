@@ -38,16 +38,21 @@ export async function createService(options: CoreServiceOptions): Promise<Servic
   // Whether the operator stopped this deployment, and the registered engine servers, before the first job is looked at.
   // Each deployment's storage is its own: its database (across processes), then its blob store's place (in this one).
   await ctx.deployment.open();
-  let releaseBlobs: () => void;
+  let releaseBlobs = () => {};
   try {
     releaseBlobs = claimBlobPlace(ctx.blobs, ctx.deployment.id);
+    await ctx.servers.start();
+    await ctx.jobs.start();
+    await ctx.videoTasks.start();
   } catch (err) {
+    // A start that fails (a runner lock held elsewhere, say) leaves nothing running or claimed behind.
+    releaseBlobs();
     ctx.deployment.close();
+    ctx.servers.close();
+    await ctx.jobs.close().catch(() => {});
+    await ctx.videoTasks.close().catch(() => {});
     throw err;
   }
-  await ctx.servers.start();
-  await ctx.jobs.start();
-  await ctx.videoTasks.start();
   // Deliveries left pending by an earlier run go out now, with whatever this start wrote.
   ctx.webhooks.start({ [JOB_WEBHOOK]: jobWebhookKind(ctx), [VIDEO_CALLBACK]: videoCallbackKind(ctx) });
 

@@ -80,6 +80,25 @@ describe.each(MODES)('deployment addressing (%s)', (mode) => {
     expect(r.body.error.message).toContain('staging deployment "sdxl"');
   });
 
+  it('a host of more than one label under a domain names no deployment (404, never the fallback); a domain itself names none', async () => {
+    const g = await gateway(mode);
+    const job = await submitOk(g.at({ path: 'sdxl' }), quickWorkflow());
+    for (const host of ['a.sdxl.run.example.com', 'sdxl.x.run.example.com', 'a.b.stg.run.example.com', 'x.beta.stg.run.example.com']) {
+      await expectV2NotFound(await g.fetchHost(host, '/api/v2/jobs'));
+      // Nor does a path prefix under such a host reach a deployment (the whole path is the cloud surface's: its 404).
+      await expectCloudNotFound(await g.fetchHost(host, `/deployment/sdxl/api/v2/jobs/${job.id}`));
+    }
+    // The domains themselves: today's URLs go to the fallback, and the path prefix reaches a deployment.
+    for (const host of ['run.example.com', 'stg.run.example.com']) {
+      const res = await g.fetchHost(host, '/api/v2/jobs');
+      expect({ host, status: res.status }).toEqual({ host, status: 200 });
+      await res.body?.cancel();
+      const viaPrefix = await g.fetchHost(host, `/deployment/sdxl/api/v2/jobs/${job.id}`);
+      expect({ host, status: viaPrefix.status }).toEqual({ host, status: 200 });
+      await viaPrefix.body?.cancel();
+    }
+  });
+
   it('a deployment nobody has: 404 in the surface’s own shape, by host and by path, never another deployment’s answer', async () => {
     const g = await gateway(mode);
     for (const nope of [g.at({ host: 'nope' }), g.at({ path: 'nope' }), g.at({ staging: 'nope' })]) {
@@ -264,6 +283,17 @@ describe('deployment addressing through the Node adapter (node-server)', () => {
     // A deployment nobody has: still the v2 envelope, as its 404s are (the path after the prefix is a v2 path).
     const unknown = await reply(await g.at({ path: 'nope' }).fetch('/api/v2/assets', { method: 'POST', body: big }));
     expect(unknown.body).toEqual({ error: { code: expect.any(String), message: expect.any(String) } });
+    // A refusal made after the body was read (an adapter failing mid-request): the shape still follows the path.
+    for (const id of ['sdxl', 'nope']) {
+      const read = new Request(`http://gw.test/deployment/${id}/api/v2/assets`, { method: 'POST', body: big });
+      await read.text();
+      const late = await reply(g.gateway.refuse(500, undefined, read));
+      expect({ id, status: late.status, body: late.body }).toEqual({
+        id,
+        status: 500,
+        body: { error: { code: 'upstream_error', message: expect.any(String) } },
+      });
+    }
   });
 
   it('/ws under an adapter mount prefix and the deployment prefix reaches the deployment', async () => {

@@ -178,6 +178,10 @@ describe.each(MODES)('deployment conditions on each surface (%s)', (mode) => {
     retryAfter5(await expectPrompt(await post(sdxl, '/api/prompt', { prompt: quickWorkflow() }), 429, 'deployment_not_ready'));
     retryAfter5(await expectVideo(await post(sdxl, MULTIFRAME, multiframe()), 429));
     retryAfter5(await expectMusic(await music(sdxl), 429, 'deployment_not_ready'));
+    // The routes take a trailing slash, and so does the refusal.
+    retryAfter5(await expectV2(await post(sdxl, '/api/v2/jobs/', { workflow: quickWorkflow() }), 429, 'deployment_not_ready'));
+    retryAfter5(await expectPrompt(await post(sdxl, '/api/prompt/', { prompt: quickWorkflow() }), 429, 'deployment_not_ready'));
+    retryAfter5(await expectPrompt(await post(sdxl, '/prompt//', { prompt: quickWorkflow() }), 429, 'deployment_not_ready'));
     // Reads go on, those that need the node classes too (the cloud queue and history, object_info).
     expect((await sdxl.fetch('/api/object_info')).status).toBe(200);
     expect((await sdxl.fetch('/api/queue')).status).toBe(200);

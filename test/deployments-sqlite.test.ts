@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createService, DeploymentStorageError, type Service, silentLogger } from '../index.ts';
+import { createService, DeploymentStorageError, RunnerLockError, type Service, silentLogger } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
 import { createMemoryStorage } from '../storage/memory/index.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
@@ -174,6 +174,20 @@ describe('a storage belongs to one deployment', () => {
     const c = await start(await sqlite('stale'), 'sdxl', { ...slow, runJobs: false });
     open.push(c);
     expect((await call(c, '/ops/deployment', 'GET')).state).toBe('stopped');
+  });
+
+  it('a start that fails (a runner lock held elsewhere) leaves no claim behind: the blob directory is free once its owner closes', async () => {
+    const blobs = join(dir, 'locked-blobs');
+    const file = async (name: string) => createSqliteStorage({ filename: join(dir, `${name}.db`), blobs: await createFsBlobStore({ dir: blobs }) });
+    const owner = await start(await file('locked'), 'sdxl');
+    const second = await file('locked');
+    await expect(start(second, 'sdxl')).rejects.toThrow(RunnerLockError);
+    await second.close();
+    await owner.close();
+    // Neither the owner nor the start that failed still holds the place: another deployment may use it now.
+    const other = await start(await file('locked-other'), 'flux');
+    open.push(other);
+    expect(other.deploymentId).toBe('flux');
   });
 
   it('two deployments on their own SQLite files but one blob directory: refused, or at least one never deletes the other’s bytes', async () => {

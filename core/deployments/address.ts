@@ -2,9 +2,9 @@
 // `{id}.{staging domain}` for a staging deployment) or by path prefix
 // (`/deployment/{id}/...`, for clients behind one host), else none (the
 // gateway's fallback, so the URLs of a service without deployments keep
-// working). A host under a configured domain or a prefix that names no
-// deployment this gateway has is `unknown`: answered 404, never sent to
-// another deployment.
+// working). A host under a configured domain (one label or more) or a prefix
+// that names no deployment this gateway has is `unknown`: answered 404,
+// never sent to another deployment. A configured domain itself names none.
 import { DEPLOYMENT_ID } from './condition.ts';
 
 export interface AddressBook {
@@ -25,27 +25,31 @@ export type Address =
   | { kind: 'path'; id: string; prefix: string; rest: string }
   | { kind: 'unknown'; id: string; staging: boolean; rest: string };
 
-/** The label in front of one of `domains`, when the host is exactly `{label}.{domain}`. */
+/** What stands in front of one of `domains` when the host is under it (`{label}.{domain}`, the label maybe dotted); null otherwise. */
 function labelUnder(host: string, domains: readonly string[]): string | null {
   for (const domain of domains) {
-    if (host.length <= domain.length + 1 || !host.endsWith(domain) || host[host.length - domain.length - 1] !== '.') continue;
-    const label = host.slice(0, host.length - domain.length - 1);
-    // x.y.run.example.com is not a deployment's address: a deployment is one label.
-    if (!label.includes('.')) return label;
+    if (host.length > domain.length + 1 && host.endsWith(domain) && host[host.length - domain.length - 1] === '.') {
+      return host.slice(0, host.length - domain.length - 1);
+    }
   }
   return null;
+}
+
+/** A host under a domain: the deployment its label names, if it is one label of a deployment of that kind; else unknown (a deployment is one label). */
+function byHost(label: string, ids: ReadonlySet<string>, staging: boolean, path: string): Address {
+  return !label.includes('.') && ids.has(label) ? { kind: 'host', id: label } : { kind: 'unknown', id: label, staging, rest: path };
 }
 
 export function addressOf(book: AddressBook, hostname: string, path: string): Address {
   // Hosts compare without case and without the root's trailing dot.
   const host = hostname.toLowerCase().replace(/\.$/, '');
-  // Staging first: its domains usually sit under a base domain (stg.run.example.com).
-  const staging = labelUnder(host, book.stagingDomains);
-  if (staging !== null)
-    return book.staging.has(staging) ? { kind: 'host', id: staging } : { kind: 'unknown', id: staging, staging: true, rest: path };
-  const production = labelUnder(host, book.baseDomains);
-  if (production !== null) {
-    return book.production.has(production) ? { kind: 'host', id: production } : { kind: 'unknown', id: production, staging: false, rest: path };
+  // A domain itself (run.example.com, stg.run.example.com) names no deployment: the path prefix may.
+  if (!book.stagingDomains.includes(host) && !book.baseDomains.includes(host)) {
+    // Staging first: its domains usually sit under a base domain (stg.run.example.com).
+    const staging = labelUnder(host, book.stagingDomains);
+    if (staging !== null) return byHost(staging, book.staging, true, path);
+    const production = labelUnder(host, book.baseDomains);
+    if (production !== null) return byHost(production, book.production, false, path);
   }
   const prefix = book.pathPrefix;
   if (prefix !== null && path.startsWith(prefix) && path[prefix.length] === '/') {

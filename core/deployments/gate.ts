@@ -13,15 +13,21 @@ import { ApiError, knownError, NOT_READY_RETRY_AFTER } from '../errors.ts';
 import type { SurfaceDefinition } from '../http/surface.ts';
 import type { DeploymentCondition } from './condition.ts';
 
+/** The path as routes match it: they take trailing slashes (/api/v2/jobs/ is /api/v2/jobs). */
+const routed = (path: string) => path.replace(/\/+$/, '');
+
 /** The cloud surface's submission, bare or under /api. */
-export const isPromptPath = (path: string) => path === '/prompt' || path === '/api/prompt';
+export const isPromptPath = (path: string) => {
+  const p = routed(path);
+  return p === '/prompt' || p === '/api/prompt';
+};
 
 /** The requests that give a deployment work: a job, a prompt, a generation. */
 function isSubmission(surface: SurfaceDefinition['name'], method: string, path: string): boolean {
   if (method !== 'POST') return false;
   switch (surface) {
     case 'v2':
-      return path === '/api/v2/jobs';
+      return routed(path) === '/api/v2/jobs';
     case 'cloud':
       return isPromptPath(path);
     case 'music':

@@ -179,10 +179,13 @@ export function createDeploymentGateway(options: DeploymentGatewayOptions): Serv
       if (request === undefined) return renderer!.refuse(status, message);
       const url = new URL(request.url);
       const a = address(url);
+      // Only the path and method choose the shape: a bodiless copy, as the body may be read already (or locked).
+      const under = (path: string) => new Request(withPath(url, path), { method: request.method, headers: request.headers });
       // A request for no deployment here still gets the adapter's refusal, in the shape the path it names calls for.
-      if (a.kind === 'unknown') return renderer!.refuse(status, message, new Request(withPath(url, a.rest), { method: request.method }));
-      const target = route(request, undefined, url);
-      return target instanceof Response ? renderer!.refuse(status, message, request) : target.service.refuse(status, message, target.request);
+      if (a.kind === 'unknown') return renderer!.refuse(status, message, under(a.rest));
+      if (a.kind === 'path') return byId.get(a.id)!.refuse(status, message, under(a.rest));
+      if (a.kind === 'host') return byId.get(a.id)!.refuse(status, message, request);
+      return (fallback ?? renderer!).refuse(status, message, request);
     },
     async sweep() {
       const results = await Promise.all(services().map((s) => s.sweep()));
