@@ -37,22 +37,23 @@ export {
 } from './interfaces/engine-server-store.ts';
 export type { EventBus } from './interfaces/event-bus.ts';
 export type { IdempotencyStore } from './interfaces/idempotency-store.ts';
-export type {
-  AccountJobFilter,
-  AccountJobQuery,
-  JobClaim,
-  JobGuard,
-  JobLease,
-  JobPatch,
-  JobRecord,
-  JobStamp,
-  JobStore,
-  JobSummary,
-  JobTierCount,
-  JobWorkflow,
-  NewJob,
-  QueueBounds,
-  QueueRefusal,
+export {
+  type AccountJobFilter,
+  type AccountJobQuery,
+  FRESH_JOB,
+  type JobClaim,
+  type JobGuard,
+  type JobLease,
+  type JobPatch,
+  type JobRecord,
+  type JobStamp,
+  type JobStore,
+  type JobSummary,
+  type JobTierCount,
+  type JobWorkflow,
+  type NewJob,
+  type QueueBounds,
+  type QueueRefusal,
 } from './interfaces/job-store.ts';
 export { RunnerLockError, type StoreLifecycle } from './interfaces/lifecycle.ts';
 export type { SettingsStore } from './interfaces/settings-store.ts';

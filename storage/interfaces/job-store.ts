@@ -129,6 +129,16 @@ export type NewJob = Omit<
   metadata?: Record<string, unknown> | null;
 };
 
+/** What a job is at creation beside what NewJob gives: not started, not ended, nothing run, shown in history. */
+export const FRESH_JOB = {
+  started_at: null,
+  completed_at: null,
+  progress: null,
+  error: null,
+  attempts: 0,
+  history_hidden_at: null,
+} as const;
+
 /** Bounds on queued jobs that createJob checks before it inserts. */
 export interface QueueBounds {
   /** Queued jobs of all accounts. */

@@ -7,7 +7,7 @@
 // listJobWorkflows: like the SQL store's rows, every other read leaves them out.
 
 import { parseJson, stringifyJson } from '../../lib/json.ts';
-import type { JobStore, JobSummary, LeaseFence, NewJob, QueueBounds, QueueRefusal } from '../types.ts';
+import { FRESH_JOB, type JobStore, type JobSummary, type LeaseFence, type NewJob, type QueueBounds, type QueueRefusal } from '../types.ts';
 import { createMemoryJobListing, type OutputRow } from './job-listing.ts';
 import { createMemoryJobTierCounts } from './job-tier-counts.ts';
 import { ACTIVE, createOpenJobs, OPEN } from './open-jobs.ts';
@@ -72,15 +72,10 @@ export function createMemoryJobStore(
     const record: JobSummary = {
       ...structuredClone(fields),
       seq: ++lastSeq,
-      started_at: null,
-      completed_at: null,
-      progress: null,
-      error: null,
-      attempts: 0,
+      ...FRESH_JOB,
       priority,
       metadata: structuredClone(metadata),
       outputs_reused: false,
-      history_hidden_at: null,
       cached_nodes: null,
       temp_asset_ids: [],
       lease: null,

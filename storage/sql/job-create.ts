@@ -22,7 +22,7 @@
 // bound (it was admitted once), as it was when the queue itself was counted.
 import type { Kysely } from 'kysely';
 import { stringifyJson } from '../../lib/json.ts';
-import type { JobSummary, NewJob, QueueBounds, QueueRefusal } from '../types.ts';
+import { FRESH_JOB, type JobSummary, type NewJob, type QueueBounds, type QueueRefusal } from '../types.ts';
 import { statementTemplate } from './query-template.ts';
 import { type QueueCounts, queueDelta } from './queue-counts.ts';
 import { type Database, toNumber } from './schema.ts';
@@ -68,15 +68,10 @@ export function createSqlJobInsert(db: Kysely<Database>, counts: QueueCounts): C
         created_at,
         expires_at,
         seq,
-        started_at: null,
-        completed_at: null,
-        progress: null,
-        error: null,
-        attempts: 0,
+        ...FRESH_JOB,
         priority,
         metadata,
         outputs_reused: 0,
-        history_hidden_at: null,
         workflow,
       }),
   );
@@ -107,15 +102,10 @@ export function createSqlJobInsert(db: Kysely<Database>, counts: QueueCounts): C
       const record: Inserted = {
         ...fields,
         seq: toNumber(value),
-        started_at: null,
-        completed_at: null,
-        progress: null,
-        error: null,
-        attempts: 0,
+        ...FRESH_JOB,
         priority,
         metadata,
         outputs_reused: false,
-        history_hidden_at: null,
       };
       await insert(tx, job.id, job.account_id, job.status, job.created_at, job.expires_at, record.seq, priority, metadataText, workflowText);
       await counts.adjust(tx, job.account_id, queueDelta(null, job.status));
