@@ -9,6 +9,7 @@ import { dirname, resolve } from 'node:path';
 import { checkDomain } from '../../core/deployments/address.ts';
 import { DEPLOYMENT_ID } from '../../core/deployments/condition.ts';
 import { checkPathPrefix } from '../../core/deployments/path-prefix.ts';
+import { isRecord } from '../../lib/is-record.ts';
 import { CliUsageError } from './cli-errors.ts';
 import { type PoolCliOptions, parseAffinityWaitMs, parseRouting, readWarmup, requirePool } from './cli-pool-options.ts';
 import { parseBaseUrl, parseThreads } from './cli-values.ts';
@@ -42,8 +43,6 @@ const ENTRY_KEYS = ['id', 'staging', 'workers', 'threads', 'warmup', 'routing', 
 /** PostgreSQL names are at most 63 bytes: `deployment_` leaves 52 for the id, beyond which two ids could share a schema. */
 const MAX_PG_ID = 63 - 'deployment_'.length;
 
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 function noUnknownKeys(value: Json, allowed: string[], where: string, fail: (m: string) => never): void {
   const extra = Object.keys(value).find((k) => !allowed.includes(k));
   if (extra !== undefined) fail(`${where}has an unknown key "${extra}" (allowed: ${allowed.join(', ')})`);
@@ -72,7 +71,7 @@ export function parseDeployments(
       return fail((err instanceof Error ? err.message : String(err)).replace(/\.$/, ''));
     }
   };
-  if (!isObject(raw)) return fail('must be a JSON object with a "deployments" list');
+  if (!isRecord(raw)) return fail('must be a JSON object with a "deployments" list');
   noUnknownKeys(raw, TOP_KEYS, 'the file ', fail);
   const baseDomains = stringList(raw.baseDomains, 'baseDomains', fail).map((d, i) => checked(() => checkDomain(d, `baseDomains[${i}]`)));
   const stagingDomains = stringList(raw.stagingDomains, 'stagingDomains', fail).map((d, i) => checked(() => checkDomain(d, `stagingDomains[${i}]`)));
@@ -85,7 +84,7 @@ export function parseDeployments(
   const workerOwner = new Map<string, string>(options.defaultWorkers.map((w) => [w, 'default (--worker)']));
   const deployments = (raw.deployments as unknown[]).map((entry, i): DeploymentCliOption => {
     const at = `deployments[${i}]`;
-    if (!isObject(entry)) return fail(`${at} must be an object such as {"id": "sdxl", "workers": ["http://gpu-1:8188"]}`);
+    if (!isRecord(entry)) return fail(`${at} must be an object such as {"id": "sdxl", "workers": ["http://gpu-1:8188"]}`);
     noUnknownKeys(entry, ENTRY_KEYS, `${at} `, fail);
     const id = entry.id;
     if (typeof id !== 'string' || !DEPLOYMENT_ID.test(id)) {

@@ -5,6 +5,7 @@
 // without any, they are a usage mistake rather than silently unused.
 import { readFileSync } from 'node:fs';
 import type { Workflow } from '../../engine/types.ts';
+import { isRecord } from '../../lib/is-record.ts';
 import { CliUsageError } from './cli-errors.ts';
 import { unwrap } from './client/workflow-file.ts';
 
@@ -17,8 +18,6 @@ export interface PoolCliOptions {
   affinityWaitMs?: number;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** The warm-up workflow file: an API-format graph, bare or in a {"prompt"} wrapper; every node with its class_type. */
 export function readWarmup(path: string, from: string): Workflow {
   let doc: unknown;
@@ -29,9 +28,9 @@ export function readWarmup(path: string, from: string): Workflow {
     const why = code === 'ENOENT' ? 'no such file' : err instanceof SyntaxError ? `not JSON: ${err.message}` : (err as Error).message;
     throw new CliUsageError(`${from}: cannot read the warm-up workflow ${path}: ${why}.`);
   }
-  const graph = isObject(doc) ? unwrap(doc) : null;
+  const graph = isRecord(doc) ? unwrap(doc) : null;
   const nodes = graph === null ? [] : Object.entries(graph);
-  const bad = nodes.find(([, node]) => !isObject(node) || typeof node.class_type !== 'string' || !isObject(node.inputs));
+  const bad = nodes.find(([, node]) => !isRecord(node) || typeof node.class_type !== 'string' || !isRecord(node.inputs));
   if (graph === null || nodes.length === 0 || bad !== undefined) {
     const what = bad ? `its node "${bad[0]}" has no class_type and inputs` : 'it is no JSON object of nodes';
     throw new CliUsageError(`${from}: the warm-up workflow ${path} must be an API-format workflow: ${what}.`);
