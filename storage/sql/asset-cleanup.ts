@@ -5,6 +5,7 @@
 // database never double-count or delete a blob an asset was just committed over.
 import type { Kysely } from 'kysely';
 import type { AssetStore } from '../types.ts';
+import { type DirectReader, queryTemplate } from './query-template.ts';
 import { bumpViews, unreferenced } from './rows.ts';
 import type { Database } from './schema.ts';
 
@@ -13,7 +14,9 @@ type AssetCleanup = Pick<
   'blockBlob' | 'isBlobBlocked' | 'deleteExpiredAssets' | 'listUnreferencedBlobs' | 'deleteBlobIfUnreferenced' | 'knownBlobKeys'
 >;
 
-export function createSqlAssetCleanup(db: Kysely<Database>): AssetCleanup {
+/** `direct`: runs the blocked check (asked before every output is stored) without kysely's executor when the dialect can. */
+export function createSqlAssetCleanup(db: Kysely<Database>, direct?: DirectReader): AssetCleanup {
+  const blocked = queryTemplate(db, 1, (key: string) => db.selectFrom('blocked_blobs').select('key').where('key', '=', key), direct);
   return {
     async blockBlob(key, reason, now) {
       return db.transaction().execute(async (tx) => {
@@ -31,7 +34,7 @@ export function createSqlAssetCleanup(db: Kysely<Database>): AssetCleanup {
       });
     },
     async isBlobBlocked(key) {
-      return (await db.selectFrom('blocked_blobs').select('key').where('key', '=', key).executeTakeFirst()) !== undefined;
+      return (await blocked(key)).length > 0;
     },
 
     async deleteExpiredAssets(now, limit) {

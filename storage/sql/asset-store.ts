@@ -1,9 +1,10 @@
 // AssetStore over kysely: `assets` rows over `blobs` rows (hash and size live
 // on the blob), plus `blocked_blobs`. Dialect-neutral SQL only, as in every
 // store here; the sweep's and the scanner's writes are in asset-cleanup.ts.
-import { type Kysely, sql } from 'kysely';
-import { type AssetStore, LeaseLostError } from '../types.ts';
+import type { Kysely } from 'kysely';
+import type { AssetStore } from '../types.ts';
 import { createSqlAssetCleanup } from './asset-cleanup.ts';
+import { createSqlAssetCommit } from './asset-commit.ts';
 import { type DirectReader, queryTemplate } from './query-template.ts';
 import { bumpViews, live, selectAssets, toAsset, toBlob } from './rows.ts';
 import type { Database } from './schema.ts';
@@ -23,39 +24,24 @@ export function createSqlAssetStore(db: Kysely<Database>, direct?: DirectReader)
         .orderBy('assets.id'),
     direct,
   );
+  // Dedup of every job output (and upload) asks it: compiled once.
+  const assetsByHash = queryTemplate(
+    db,
+    3,
+    (hash: string, accountId: string, now: number) =>
+      selectAssets(db)
+        .where('blobs.hash', '=', hash)
+        .where('assets.account_id', '=', accountId)
+        .where(live(now))
+        .orderBy('assets.created_at', 'desc')
+        .orderBy('assets.id', 'desc'),
+    direct,
+  );
 
   return {
-    ...createSqlAssetCleanup(db),
+    ...createSqlAssetCleanup(db, direct),
 
-    async commitAsset(blob, asset, fence) {
-      return db.transaction().execute(async (tx) => {
-        if (fence) {
-          // The write of the job's row holds it until commit: a runner taking the job
-          // back (which bumps the token) waits, or this finds the token moved on.
-          const held = await tx
-            .updateTable('jobs')
-            .set({ view_version: sql<number>`view_version + 1` })
-            .where('id', '=', fence.job_id)
-            .where('lease_token', '=', fence.lease_token)
-            .where('status', 'in', ['running', 'canceling'])
-            .executeTakeFirst();
-          if (Number(held.numUpdatedRows) === 0) throw new LeaseLostError(`job ${fence.job_id}: its lease moved on; the output is not stored`);
-        }
-        const inserted = await tx
-          .insertInto('blobs')
-          .values({ key: blob.key, hash: blob.hash, size: blob.size, created_at: Date.now() })
-          .onConflict((oc) => oc.column('key').doNothing())
-          .executeTakeFirst();
-        await tx
-          .insertInto('assets')
-          .values({ ...asset, node_id: asset.node_id ?? null, output_type: asset.output_type ?? null, tags: JSON.stringify(asset.tags) })
-          .execute();
-        // An output committed without a fence changes its job's view too (the fenced update above bumped it).
-        if (!fence && asset.job_id !== null) await bumpViews(tx, [asset.job_id]);
-        const row = await selectAssets(tx).where('assets.id', '=', asset.id).executeTakeFirstOrThrow();
-        return { asset: toAsset(row), blob_created: Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0 };
-      });
-    },
+    commitAsset: createSqlAssetCommit(db),
     async setBlobHash(key, hash) {
       await db.updateTable('blobs').set({ hash }).where('key', '=', key).execute();
     },
@@ -79,14 +65,7 @@ export function createSqlAssetStore(db: Kysely<Database>, direct?: DirectReader)
       return row ? toAsset(row) : null;
     },
     async listAssetsByHash(accountId, hash, now) {
-      const rows = await selectAssets(db)
-        .where('blobs.hash', '=', hash)
-        .where('assets.account_id', '=', accountId)
-        .where(live(now))
-        .orderBy('assets.created_at', 'desc')
-        .orderBy('assets.id', 'desc')
-        .execute();
-      return rows.map(toAsset);
+      return (await assetsByHash(hash, accountId, now)).map(toAsset);
     },
     async listJobAssets(accountId, jobId) {
       return (await jobAssets(jobId, accountId)).map(toAsset);

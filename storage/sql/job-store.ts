@@ -3,13 +3,15 @@
 // says who won, so instances sharing a database never both move a job.
 //
 // The insert, with its `seq` and the queue bounds, is job-create.ts; the
-// claim job-claim.ts; the status moves and progress job-transition.ts.
-import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
+// claim job-claim.ts; the status moves and progress job-transition.ts; the
+// scheduler's read and a queued job's place job-queue-reads.ts.
+import type { Kysely } from 'kysely';
 import { parseJson } from '../../lib/json.ts';
 import type { JobStore } from '../types.ts';
-import { ACTIVE, CLAIM_PREFIX, createSqlJobClaim } from './job-claim.ts';
+import { ACTIVE, createSqlJobClaim } from './job-claim.ts';
 import { createSqlJobInsert } from './job-create.ts';
 import { createSqlJobListing } from './job-listing.ts';
+import { createSqlJobQueueReads } from './job-queue-reads.ts';
 import { createSqlJobTierCounts } from './job-tier-counts.ts';
 import { createSqlJobTransitions } from './job-transition.ts';
 import { type DirectReader, queryTemplate } from './query-template.ts';
@@ -66,6 +68,7 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
   return {
     ...createSqlJobListing(db),
     ...createSqlJobTierCounts(db),
+    ...createSqlJobQueueReads(db, direct),
     ...createSqlJobTransitions(db, counts),
 
     createJob: createSqlJobInsert(db, counts),
@@ -141,48 +144,6 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
         .execute();
       return rows.map(toJobSummary);
     },
-    async listAccountsWithQueuedJobs(limit) {
-      // The accounts come from their queue counts, each one's oldest job from the (account_id,
-      // status, seq) index: a few seeks per account with a queue, not a pass over the whole queue.
-      const queued = db
-        .selectFrom('queue_counts as c')
-        .select((eb) => [
-          'c.account_id',
-          eb
-            .selectFrom('jobs')
-            .select((j) => j.fn.min('seq').as('s'))
-            .whereRef('jobs.account_id', '=', 'c.account_id')
-            .where('jobs.status', '=', 'queued')
-            .as('oldest_seq'),
-        ])
-        .where('c.queued', '>', 0)
-        // A count that went wrong (see README, upgrading) must not take one of the `limit` places.
-        .where(({ exists, selectFrom }) =>
-          exists(selectFrom('jobs').select('jobs.id').whereRef('jobs.account_id', '=', 'c.account_id').where('jobs.status', '=', 'queued')),
-        )
-        .orderBy('oldest_seq')
-        .limit(limit)
-        .as('q');
-      // Each account's claim row holds when a job of it was last claimed (claimJob).
-      const rows = await db
-        .selectFrom(queued)
-        .leftJoin('counters', (join) => join.on('counters.name', '=', sql<string>`${CLAIM_PREFIX} || q.account_id`))
-        .select(['q.account_id', 'q.oldest_seq', 'counters.value as last_claimed_at'])
-        .orderBy('q.oldest_seq')
-        .execute();
-      // A count above 0 always has a queued job under it (both change in one transaction); null would be a count gone wrong.
-      return rows.flatMap((r) =>
-        r.oldest_seq === null
-          ? []
-          : [
-              {
-                account_id: r.account_id,
-                oldest_seq: toNumber(r.oldest_seq),
-                last_claimed_at: r.last_claimed_at === null ? 0 : toNumber(r.last_claimed_at),
-              },
-            ],
-      );
-    },
     repairQueueCounts: () => repairQueueCounts(db),
     async countJobs(statuses, accountId) {
       if (statuses.length === 0) return 0;
@@ -194,25 +155,6 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
       if (accountId !== undefined) query = query.where('account_id', '=', accountId);
       return toNumber((await query.executeTakeFirstOrThrow()).n);
     },
-    async countQueuedBefore({ seq, account_id, priority }) {
-      // Two counts, each along an index: earlier jobs of the other accounts
-      // (status, seq), and the account's own ahead in its pick order
-      // (account_id, status, priority desc, seq). One query OR-ing them would scan.
-      const count = (query: SelectQueryBuilder<Database, 'jobs', object>) =>
-        query
-          .select((eb) => eb.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-          .then((row) => toNumber(row.n));
-      const queued = db.selectFrom('jobs').where('status', '=', 'queued');
-      const others = await count(queued.where('seq', '<', seq).where('account_id', '<>', account_id));
-      const own = await count(
-        queued
-          .where('account_id', '=', account_id)
-          .where((eb) => eb.or([eb('priority', '>', priority), eb.and([eb('priority', '=', priority), eb('seq', '<', seq)])])),
-      );
-      return others + own;
-    },
-
     async hideFromHistory(accountId, statuses, ids, at) {
       if (statuses.length === 0) return 0;
       const hide = async (some?: readonly string[]) => {

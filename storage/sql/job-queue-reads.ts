@@ -1,0 +1,96 @@
+// The SQL JobStore's reads of the queue that run per job: the scheduler's
+// accounts with a queue (about twice per started job) and a queued job's
+// place (every GET of one). Compiled once (query-template.ts).
+import { type Kysely, sql } from 'kysely';
+import type { JobStore } from '../types.ts';
+import { CLAIM_PREFIX } from './job-claim.ts';
+import { type DirectReader, queryTemplate } from './query-template.ts';
+import { type Database, toNumber } from './schema.ts';
+
+export function createSqlJobQueueReads(
+  db: Kysely<Database>,
+  direct?: DirectReader,
+): Pick<JobStore, 'listAccountsWithQueuedJobs' | 'countQueuedBefore'> {
+  // The limit is a bound parameter (kysely binds it), so it fits a template.
+  const accountsWithQueue = queryTemplate(
+    db,
+    1,
+    (limit: number) => {
+      // The accounts come from their queue counts, each one's oldest job from the (account_id,
+      // status, seq) index: a few seeks per account with a queue, not a pass over the whole queue.
+      const queued = db
+        .selectFrom('queue_counts as c')
+        .select((eb) => [
+          'c.account_id',
+          eb
+            .selectFrom('jobs')
+            .select((j) => j.fn.min('seq').as('s'))
+            .whereRef('jobs.account_id', '=', 'c.account_id')
+            .where('jobs.status', '=', 'queued')
+            .as('oldest_seq'),
+        ])
+        .where('c.queued', '>', 0)
+        // A count that went wrong (see README, upgrading) must not take one of the `limit` places.
+        .where(({ exists, selectFrom }) =>
+          exists(selectFrom('jobs').select('jobs.id').whereRef('jobs.account_id', '=', 'c.account_id').where('jobs.status', '=', 'queued')),
+        )
+        .orderBy('oldest_seq')
+        .limit(limit)
+        .as('q');
+      // Each account's claim row holds when a job of it was last claimed (claimJob).
+      return db
+        .selectFrom(queued)
+        .leftJoin('counters', (join) => join.on('counters.name', '=', sql<string>`${CLAIM_PREFIX} || q.account_id`))
+        .select(['q.account_id', 'q.oldest_seq', 'counters.value as last_claimed_at'])
+        .orderBy('q.oldest_seq');
+    },
+    direct,
+  );
+
+  // A queued job's place, asked by every GET of one: two counts, each along an index: earlier
+  // jobs of the other accounts (status, seq), and the account's own ahead in its pick order
+  // (account_id, status, priority desc, seq). One query OR-ing them would scan.
+  const queuedCount = () =>
+    db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('status', '=', 'queued');
+  const queuedOthersBefore = queryTemplate(
+    db,
+    2,
+    (seq: number, accountId: string) => queuedCount().where('seq', '<', seq).where('account_id', '<>', accountId),
+    direct,
+  );
+  const queuedOwnBefore = queryTemplate(
+    db,
+    3,
+    (accountId: string, priority: number, seq: number) =>
+      queuedCount()
+        .where('account_id', '=', accountId)
+        .where((eb) => eb.or([eb('priority', '>', priority), eb.and([eb('priority', '=', priority), eb('seq', '<', seq)])])),
+    direct,
+  );
+
+  return {
+    async listAccountsWithQueuedJobs(limit) {
+      const rows = await accountsWithQueue(limit);
+      // A count above 0 always has a queued job under it (both change in one transaction); null would be a count gone wrong.
+      return rows.flatMap((r) =>
+        r.oldest_seq === null
+          ? []
+          : [
+              {
+                account_id: r.account_id,
+                oldest_seq: toNumber(r.oldest_seq),
+                last_claimed_at: r.last_claimed_at === null ? 0 : toNumber(r.last_claimed_at),
+              },
+            ],
+      );
+    },
+    async countQueuedBefore({ seq, account_id, priority }) {
+      const [others] = await queuedOthersBefore(seq, account_id);
+      const [own] = await queuedOwnBefore(account_id, priority, seq);
+      return toNumber(others.n) + toNumber(own.n);
+    },
+  };
+}
