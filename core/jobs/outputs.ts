@@ -28,6 +28,17 @@ export const toOutputAsset = (a: AssetRecord): OutputAsset => ({
 export const TEMP_RETENTION_MS = 24 * 3600 * 1000;
 
 /**
+ * The job's outputs as one run knows them, read at most once per run. Only
+ * the run holding the job commits its outputs (a commit is fenced by the
+ * lease), so after that read only the run's own commits add to them; and a
+ * first attempt has none to read: every run begins with a claim, which counts
+ * an attempt.
+ */
+export interface RunOutputs {
+  known?: Promise<AssetRecord[]>;
+}
+
+/**
  * Commits one output. A job that runs again produces the same files: an
  * output with the same node, name and bytes as one the job already has is
  * that one, so outputs committed before are kept and not listed twice.
@@ -36,7 +47,12 @@ export const TEMP_RETENTION_MS = 24 * 3600 * 1000;
  * commits a re-run's file under the name of the output it matches).
  * Returns the asset and whether it is new.
  */
-export async function commitJobOutput(ctx: ServiceBase, job: JobSummary, output: OutputInput): Promise<{ asset: AssetRecord; created: boolean }> {
+export async function commitJobOutput(
+  ctx: ServiceBase,
+  job: JobSummary,
+  output: OutputInput,
+  run: RunOutputs = {},
+): Promise<{ asset: AssetRecord; created: boolean }> {
   const staged = await stageBlob(ctx, chunksOf(output.body));
   if (output.temporary) {
     // Not an output of the job (no job_id): a file of the account, fetchable by name for a day.
@@ -53,9 +69,11 @@ export async function commitJobOutput(ctx: ServiceBase, job: JobSummary, output:
     });
     return { asset: result.asset, created: true };
   }
-  const same = (await ctx.metadata.listJobAssets(job.account_id, job.id)).find(
-    (a) => a.node_id === output.node_id && a.file_path === output.name && a.hash === staged.hash,
-  );
+  run.known ??= job.attempts <= 1 ? Promise.resolve([]) : ctx.metadata.listJobAssets(job.account_id, job.id);
+  const known = await run.known;
+  const match = known.find((a) => a.node_id === output.node_id && a.file_path === output.name && a.hash === staged.hash);
+  // Rare (a file made twice): read again, since the owner may have deleted it since.
+  const same = match && (await ctx.metadata.getAsset(job.account_id, match.id, ctx.now()));
   if (same) {
     await discardBlob(ctx, staged.writer);
     return { asset: same, created: false };
@@ -74,6 +92,7 @@ export async function commitJobOutput(ctx: ServiceBase, job: JobSummary, output:
     // A run whose lease was taken back stores no more outputs of the job.
     ...(job.lease && { fence: { job_id: job.id, lease_token: job.lease.token } }),
   });
+  known.push(result.asset);
   return { asset: result.asset, created: true };
 }
 

@@ -19,7 +19,7 @@ import { errorText } from '../log.ts';
 import { partnerServices } from '../proxy/partner.ts';
 import type { AccountEvent, JobHub, PreviewPayload } from './hub.ts';
 import { EXPIRED_ERROR, INTERRUPTED_ERROR, jobError } from './job-errors.ts';
-import { commitJobOutput, readJobAsset, toOutputAsset } from './outputs.ts';
+import { commitJobOutput, type RunOutputs, readJobAsset, toOutputAsset } from './outputs.ts';
 import { createProgressTracker, type Progress, type ProgressTracker } from './progress.ts';
 import { createReuseTracker } from './reuse.ts';
 import { transition } from './state-machine.ts';
@@ -166,6 +166,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
     const reuse = createReuseTracker();
     /** The run's temporary files (previews), which history lists beside its outputs. */
     const temps = new Set<string>();
+    const runOutputs: RunOutputs = {};
     let outcome: Outcome;
     let saving: Promise<void> = Promise.resolve();
     const progress = createThrottle<Progress>(
@@ -235,7 +236,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
           let committed: Awaited<ReturnType<typeof commitJobOutput>>;
           try {
             // An output is a write of the run: fenced by the lease in the commit's own transaction.
-            committed = await commitJobOutput(ctx, job, output);
+            committed = await commitJobOutput(ctx, job, output, runOutputs);
           } catch (err) {
             if (!(err instanceof LeaseLostError)) throw err;
             lost = true;

@@ -5,6 +5,14 @@ import { type FileHandle, unlink } from 'node:fs/promises';
 import type { BlobWriter } from '../types.ts';
 
 const BATCH_BYTES = 1024 * 1024;
+/**
+ * The first batch's size: it doubles up to BATCH_BYTES as bytes come. Most
+ * blobs (a job's image, a small upload) are far smaller than a batch, and a
+ * zeroed 1 MiB per writer cost more than writing them (its fill, and the
+ * collections such allocations bring on).
+ */
+const FIRST_BATCH_BYTES = 64 * 1024;
+const EMPTY = new Uint8Array(0);
 const HIGH_WATER_BYTES = 4 * 1024 * 1024;
 
 const ignoreEnoent = (e: unknown) => {
@@ -46,7 +54,7 @@ export function createTempWriter(
   let queue: Promise<void> = Promise.resolve();
   const batches: Promise<void>[] = [];
   const spare: Uint8Array[] = [];
-  let batch: Uint8Array = new Uint8Array(BATCH_BYTES);
+  let batch: Uint8Array = EMPTY;
   let batchLength = 0;
   let inflight = 0;
   let failure: unknown;
@@ -56,12 +64,22 @@ export function createTempWriter(
   const ensureOpen = () => {
     if (state !== 'open') throw new Error('blob writer is closed');
   };
+  /** Room for more bytes in the batch: a spare full-size one, or one twice the size holding what it had. */
+  const grow = (wanted: number) => {
+    if (batchLength === 0 && spare.length > 0) {
+      batch = spare.pop()!;
+      return;
+    }
+    const bigger = new Uint8Array(Math.min(BATCH_BYTES, Math.max(FIRST_BATCH_BYTES, batch.length * 2, batchLength + wanted)));
+    bigger.set(batch.subarray(0, batchLength));
+    batch = bigger;
+  };
   const flush = () => {
     if (batchLength === 0) return;
     const buffer = batch;
     const full = buffer.subarray(0, batchLength);
     inflight += full.length;
-    batch = spare.pop() ?? new Uint8Array(BATCH_BYTES);
+    batch = EMPTY;
     batchLength = 0;
     flushed = true;
     queue = queue.then(async () => {
@@ -78,7 +96,7 @@ export function createTempWriter(
       } finally {
         inflight -= full.length;
         // Reused: a fresh 1 MiB per batch would make 100 MB of garbage per 100 MB upload.
-        if (spare.length < 6) spare.push(buffer);
+        if (spare.length < 6 && buffer.length === BATCH_BYTES) spare.push(buffer);
         batches.shift(); // batches settle in order: this one is the oldest
       }
     });
@@ -93,7 +111,8 @@ export function createTempWriter(
       ensureOpen();
       throwIfFailed();
       for (let off = 0; off < chunk.length; ) {
-        const n = Math.min(chunk.length - off, BATCH_BYTES - batchLength);
+        if (batchLength === batch.length) grow(chunk.length - off);
+        const n = Math.min(chunk.length - off, batch.length - batchLength);
         batch.set(chunk.subarray(off, off + n), batchLength);
         batchLength += n;
         off += n;
