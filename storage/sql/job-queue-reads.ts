@@ -47,6 +47,11 @@ export function createSqlJobQueueReads(
     direct,
   );
 
+  // Most passes of the scheduler (one after every job's end) find no queue at all: one seek
+  // in the small queue_counts table says so for a fraction of the query above, which sets up
+  // its subqueries and sort even when it returns nothing.
+  const anyQueue = queryTemplate(db, 0, () => db.selectFrom('queue_counts').select('account_id').where('queued', '>', 0).limit(1), direct);
+
   // A queued job's place, asked by every GET of one: two counts, each along an index: earlier
   // jobs of the other accounts (status, seq), and the account's own ahead in its pick order
   // (account_id, status, priority desc, seq). One query OR-ing them would scan.
@@ -73,6 +78,7 @@ export function createSqlJobQueueReads(
 
   return {
     async listAccountsWithQueuedJobs(limit) {
+      if ((await anyQueue()).length === 0) return [];
       const rows = await accountsWithQueue(limit);
       // A count above 0 always has a queued job under it (both change in one transaction); null would be a count gone wrong.
       return rows.flatMap((r) =>
