@@ -38,6 +38,32 @@ export interface RunOutputs {
   known?: Promise<AssetRecord[]>;
 }
 
+function knownOutputs(ctx: ServiceBase, job: JobSummary, run: RunOutputs): Promise<AssetRecord[]> {
+  if (run.known) return run.known;
+  const read = job.attempts <= 1 ? Promise.resolve([]) : ctx.metadata.listJobAssets(job.account_id, job.id);
+  run.known = read;
+  // A failed read fails this commit only: the next one reads again.
+  read.catch(() => {
+    if (run.known === read) run.known = undefined;
+  });
+  return read;
+}
+
+/**
+ * The first of the known outputs that `matches` and still exists. Rare (a
+ * file made twice), so each match is read again: the owner may have deleted
+ * it since, and then it is no output of the job any more.
+ */
+async function liveMatch(ctx: ServiceBase, job: JobSummary, known: AssetRecord[], matches: (a: AssetRecord) => boolean): Promise<AssetRecord | null> {
+  for (let entry = known.find(matches); entry !== undefined; entry = known.find(matches)) {
+    const live = await ctx.metadata.getAsset(job.account_id, entry.id, ctx.now());
+    if (live) return live;
+    const at = known.indexOf(entry);
+    if (at >= 0) known.splice(at, 1);
+  }
+  return null;
+}
+
 /**
  * Commits one output. A job that runs again produces the same files: an
  * output with the same node, name and bytes as one the job already has is
@@ -69,11 +95,8 @@ export async function commitJobOutput(
     });
     return { asset: result.asset, created: true };
   }
-  run.known ??= job.attempts <= 1 ? Promise.resolve([]) : ctx.metadata.listJobAssets(job.account_id, job.id);
-  const known = await run.known;
-  const match = known.find((a) => a.node_id === output.node_id && a.file_path === output.name && a.hash === staged.hash);
-  // Rare (a file made twice): read again, since the owner may have deleted it since.
-  const same = match && (await ctx.metadata.getAsset(job.account_id, match.id, ctx.now()));
+  const known = await knownOutputs(ctx, job, run);
+  const same = await liveMatch(ctx, job, known, (a) => a.node_id === output.node_id && a.file_path === output.name && a.hash === staged.hash);
   if (same) {
     await discardBlob(ctx, staged.writer);
     return { asset: same, created: false };
