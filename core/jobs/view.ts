@@ -68,9 +68,10 @@ export interface ViewLinks {
 
 /** The Job as GET /api/v2/jobs/{id} shows it, its links for `request` (or as `links` say, for a message sent without one). */
 export async function jobView(ctx: ServiceBase, request: Request | ViewLinks, job: JobSummary, opts: JobViewOptions = {}): Promise<JobView> {
-  // A job that never started has no outputs yet, only a queued one has a position: no query for those.
+  // A job that never started, or none of whose outputs was ever committed (view version 0), has
+  // none; only a queued one has a position: no query for those.
   const wantsPosition = opts.queuePosition === undefined && job.status === 'queued';
-  const wantsOutputs = opts.outputs === undefined && job.started_at !== null;
+  const wantsOutputs = opts.outputs === undefined && job.started_at !== null && job.view_version !== 0;
   const [position, outputs] =
     wantsPosition || wantsOutputs
       ? await Promise.all([

@@ -45,6 +45,11 @@ export interface JobSummary {
   temp_asset_ids: string[];
   /** The runner holding the running job (claimJob), or null: none does (queued, ended, or started before leases). */
   lease: JobLease | null;
+  /**
+   * How often the job's outputs changed, as JobStamp says: 0 while it has
+   * none, so a view of it need not look for them (a running job's polls).
+   */
+  view_version: number;
 }
 
 /**
@@ -122,6 +127,7 @@ export type NewJob = Omit<
   | 'cached_nodes'
   | 'temp_asset_ids'
   | 'lease'
+  | 'view_version'
 > & {
   /** Default 0. */
   priority?: number;

@@ -3,6 +3,7 @@
 // and whether they are still in its history, in the query's order, a page
 // at a time. The only job reads that look at assets.
 import type { AccountJobFilter, AccountJobQuery, AssetRecord, JobStore, JobSummary } from '../types.ts';
+import type { StoredJob } from './open-jobs.ts';
 
 /** What the `output_type` filter reads of an asset row. */
 export type OutputRow = Pick<AssetRecord, 'account_id' | 'job_id'> & { output_type?: string | null };
@@ -10,11 +11,14 @@ export type OutputRow = Pick<AssetRecord, 'account_id' | 'job_id'> & { output_ty
 type JobListing = Pick<JobStore, 'listAccountJobs' | 'countAccountJobs'>;
 
 // Deep copies out, as every read of the job store gives.
-const copy = (job: JobSummary): JobSummary => structuredClone(job);
 
-export function createMemoryJobListing(jobs: Map<string, JobSummary>, assets: () => Iterable<OutputRow>): JobListing {
+export function createMemoryJobListing(
+  jobs: Map<string, StoredJob>,
+  assets: () => Iterable<OutputRow>,
+  copy: (job: StoredJob) => JobSummary,
+): JobListing {
   /** The account's jobs matching the filter, by seq. */
-  function accountJobs(accountId: string, f: AccountJobFilter & Pick<AccountJobQuery, 'before_seq'>): JobSummary[] {
+  function accountJobs(accountId: string, f: AccountJobFilter & Pick<AccountJobQuery, 'before_seq'>): StoredJob[] {
     const wanted = new Set(f.statuses);
     let withOutput: Set<string> | undefined;
     if (f.output_type !== undefined) {
@@ -37,7 +41,7 @@ export function createMemoryJobListing(jobs: Map<string, JobSummary>, assets: ()
   return {
     async listAccountJobs(accountId, q: AccountJobQuery) {
       const sign = q.order === 'asc' ? 1 : -1;
-      const duration = (j: JobSummary) => (j.started_at === null || j.completed_at === null ? null : j.completed_at - j.started_at);
+      const duration = (j: StoredJob) => (j.started_at === null || j.completed_at === null ? null : j.completed_at - j.started_at);
       const list = accountJobs(accountId, q).sort((x, y) => {
         if (q.sort === 'execution_time') {
           const [dx, dy] = [duration(x), duration(y)];

@@ -10,17 +10,16 @@ import { parseJson, stringifyJson } from '../../lib/json.ts';
 import { FRESH_JOB, type JobStore, type JobSummary, type LeaseFence, type NewJob, type QueueBounds, type QueueRefusal } from '../types.ts';
 import { createMemoryJobListing, type OutputRow } from './job-listing.ts';
 import { createMemoryJobTierCounts } from './job-tier-counts.ts';
-import { ACTIVE, createOpenJobs, OPEN } from './open-jobs.ts';
+import { ACTIVE, createOpenJobs, OPEN, type StoredJob } from './open-jobs.ts';
 
 const EXPIRED = 'expired';
 /** Progress after a job has left these statuses would overwrite a final snapshot; a lease covers them. */
 const PROGRESS_STATUSES = ACTIVE;
 
-const bySeq = (x: JobSummary, y: JobSummary) => x.seq - y.seq;
+const bySeq = (x: StoredJob, y: StoredJob) => x.seq - y.seq;
 
 // Deep copies in and out: JSON columns must not alias caller objects, just as
 // a database round-trip would not.
-const copy = (job: JobSummary): JobSummary => structuredClone(job);
 
 /**
  * `assets` yields every stored asset row (the asset store owns them; the
@@ -32,7 +31,9 @@ export function createMemoryJobStore(
   tierOf: (accountId: string) => string = () => 'default',
   viewVersionOf: (jobId: string) => number = () => 0,
 ): JobStore & { holdsLease(fence: LeaseFence): boolean } {
-  const jobs = new Map<string, JobSummary>();
+  const jobs = new Map<string, StoredJob>();
+  // Reads hand out copies, with the view version the asset store keeps.
+  const copy = (job: StoredJob): JobSummary => Object.assign(structuredClone(job), { view_version: viewVersionOf(job.id) });
   const workflows = new Map<string, string>();
   /** Fencing tokens by job: they outlive a lease (a release or the next claim makes a new one). */
   const tokens = new Map<string, number>();
@@ -47,10 +48,10 @@ export function createMemoryJobStore(
 
   const open = createOpenJobs();
   const { setStatus } = open;
-  const select = (pred: (j: JobSummary) => boolean) => [...jobs.values()].filter(pred).sort(bySeq);
-  const selectOpen = (pred: (j: JobSummary) => boolean) => [...open.all()].filter(pred).sort(bySeq);
+  const select = (pred: (j: StoredJob) => boolean) => [...jobs.values()].filter(pred).sort(bySeq);
+  const selectOpen = (pred: (j: StoredJob) => boolean) => [...open.all()].filter(pred).sort(bySeq);
   /** select, through the open jobs alone when every wanted status is one of theirs. */
-  const selectStatuses = (statuses: readonly string[], pred: (j: JobSummary) => boolean) =>
+  const selectStatuses = (statuses: readonly string[], pred: (j: StoredJob) => boolean) =>
     statuses.every((s) => OPEN.has(s)) ? selectOpen(pred) : select(pred);
   const queuedOf = open.queuedCount;
 
@@ -69,7 +70,7 @@ export function createMemoryJobStore(
       if (queued >= maxQueuedPerAccount) return { refused: 'account', queued, limit: maxQueuedPerAccount };
     }
     const { workflow, priority = 0, metadata = null, ...fields } = job;
-    const record: JobSummary = {
+    const record: StoredJob = {
       ...structuredClone(fields),
       seq: ++lastSeq,
       ...FRESH_JOB,
@@ -87,7 +88,7 @@ export function createMemoryJobStore(
   }
 
   return {
-    ...createMemoryJobListing(jobs, assets),
+    ...createMemoryJobListing(jobs, assets, copy),
     ...createMemoryJobTierCounts(jobs, tierOf),
 
     createJob,

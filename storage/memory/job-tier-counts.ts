@@ -1,9 +1,10 @@
 // The memory JobStore's counts by status and account tier (countJobsByTier):
 // what the SQL store's grouped join over jobs and accounts answers, by one
 // pass over the map.
-import type { JobStore, JobSummary } from '../types.ts';
+import type { JobStore } from '../types.ts';
+import type { StoredJob } from './open-jobs.ts';
 
-export function createMemoryJobTierCounts(jobs: Map<string, JobSummary>, tierOf: (accountId: string) => string): Pick<JobStore, 'countJobsByTier'> {
+export function createMemoryJobTierCounts(jobs: Map<string, StoredJob>, tierOf: (accountId: string) => string): Pick<JobStore, 'countJobsByTier'> {
   return {
     async countJobsByTier(statuses) {
       const wanted = new Set(statuses);

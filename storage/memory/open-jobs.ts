@@ -5,6 +5,9 @@
 // every claim made the memory store slower than SQLite on a busy queue.
 import type { JobSummary } from '../types.ts';
 
+/** A job as the memory store keeps it: its view version lives with the assets (viewVersionOf) and is added as it is read. */
+export type StoredJob = Omit<JobSummary, 'view_version'>;
+
 /** Statuses that hold one of the account's slots, and that a lease covers. */
 export const ACTIVE = new Set(['running', 'canceling']);
 const QUEUED = 'queued';
@@ -12,27 +15,27 @@ const QUEUED = 'queued';
 export const OPEN = new Set([QUEUED, ...ACTIVE]);
 
 /** An account's queue in pick order: higher priority first, FIFO within one. */
-export const byPick = (x: JobSummary, y: JobSummary) => y.priority - x.priority || x.seq - y.seq;
+export const byPick = (x: StoredJob, y: StoredJob) => y.priority - x.priority || x.seq - y.seq;
 
 export interface OpenJobs {
   /** Moves the job to `status`, keeping the index; every status change goes through here. */
-  setStatus(job: JobSummary, status: string): void;
+  setStatus(job: StoredJob, status: string): void;
   /** Every open job (queued or active), in no particular order. */
-  all(): IterableIterator<JobSummary>;
+  all(): IterableIterator<StoredJob>;
   /** The account's queued jobs in pick order (the store's own array: read, never keep). */
-  queue(accountId: string): readonly JobSummary[];
-  queues(): IterableIterator<[string, readonly JobSummary[]]>;
+  queue(accountId: string): readonly StoredJob[];
+  queues(): IterableIterator<[string, readonly StoredJob[]]>;
   active(accountId: string): number;
   queuedCount(accountId?: string): number;
 }
 
 export function createOpenJobs(): OpenJobs {
-  const open = new Set<JobSummary>();
-  const queues = new Map<string, JobSummary[]>();
+  const open = new Set<StoredJob>();
+  const queues = new Map<string, StoredJob[]>();
   const active = new Map<string, number>();
   let queued = 0;
 
-  function enqueue(job: JobSummary) {
+  function enqueue(job: StoredJob) {
     let q = queues.get(job.account_id);
     if (!q) queues.set(job.account_id, (q = []));
     // Binary search for the first job that picks after this one; new jobs mostly land at the end.
@@ -47,7 +50,7 @@ export function createOpenJobs(): OpenJobs {
     queued++;
   }
 
-  function dequeue(job: JobSummary) {
+  function dequeue(job: StoredJob) {
     const q = queues.get(job.account_id)!;
     const at = q[0] === job ? 0 : q.indexOf(job);
     q.splice(at, 1);

@@ -106,6 +106,7 @@ export function createSqlJobInsert(db: Kysely<Database>, counts: QueueCounts): C
         priority,
         metadata,
         outputs_reused: false,
+        view_version: 0,
       };
       await insert(tx, job.id, job.account_id, job.status, job.created_at, job.expires_at, record.seq, priority, metadataText, workflowText);
       await counts.adjust(tx, job.account_id, queueDelta(null, job.status));

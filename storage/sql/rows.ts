@@ -88,6 +88,7 @@ export const JOB_SUMMARY_COLUMNS = [
   'lease_owner',
   'lease_expires_at',
   'lease_token',
+  'view_version',
 ] as const;
 
 type JobSummaryRow = Pick<Selectable<Database['jobs']>, (typeof JOB_SUMMARY_COLUMNS)[number]>;
@@ -110,4 +111,5 @@ export const toJobSummary = ({ lease_owner, lease_expires_at, lease_token, ...r 
   cached_nodes: r.cached_nodes === null ? null : idsFromText(r.cached_nodes),
   temp_asset_ids: r.temp_asset_ids === null ? [] : idsFromText(r.temp_asset_ids),
   lease: lease_owner === null ? null : { owner: lease_owner, token: toNumber(lease_token), expires_at: toNumber(lease_expires_at ?? 0) },
+  view_version: toNumber(r.view_version),
 });

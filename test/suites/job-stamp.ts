@@ -47,6 +47,21 @@ export function jobStampSuite(make: MakeStore<MetadataStore>): void {
       expect(await version(running)).toBeGreaterThan(before);
     });
 
+    it('every read of the job carries the same version: 0 until an output is committed (views skip the output read then)', async () => {
+      const created = await store.createJob(newJob('j'));
+      expect(created.view_version).toBe(0);
+      expect(await version()).toBe(0);
+      const claimed = await store.claimJob({ account_id: 'acc1', limit: 1, owner: 'r', now: T0, lease_ms: 30_000 });
+      expect(claimed?.view_version).toBe(0);
+      await store.commitAsset(blob('b1'), newAsset('o1', 'b1', { job_id: 'j' }), { job_id: 'j', lease_token: claimed!.lease!.token });
+      const now = await version();
+      expect(now).toBeGreaterThan(0);
+      expect((await store.getJob('acc1', 'j'))?.view_version).toBe(now);
+      expect((await store.getJobById('j'))?.view_version).toBe(now);
+      expect((await store.listJobsByStatus(['running'], 10)).find((j) => j.id === 'j')?.view_version).toBe(now);
+      expect((await store.listAccountJobs('acc1', { statuses: ['running'], limit: 10 })).find((j) => j.id === 'j')?.view_version).toBe(now);
+    });
+
     it("moves when one of the job's outputs is deleted, swept or blocked; a refused deletion leaves it", async () => {
       await store.createJob(newJob('j'));
       await store.commitAsset(blob('b1'), newAsset('o1', 'b1', { job_id: 'j' }));

@@ -50,6 +50,7 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
         cached_nodes: null,
         temp_asset_ids: [],
         lease: null,
+        view_version: 0,
       });
       expect(b!.seq).toBeGreaterThan(a!.seq);
       expect(c!.seq).toBeGreaterThan(b!.seq);
