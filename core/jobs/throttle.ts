@@ -29,12 +29,14 @@ export interface Throttle<T> {
 export interface ThrottleOptions {
   intervalMs?: number;
   clock?: ThrottleClock;
+  /** The first window starts when the throttle is made: the first value waits for its end, not going out at once. */
+  startClosed?: boolean;
 }
 
 export function createThrottle<T>(deliver: (value: T) => void, options: ThrottleOptions = {}): Throttle<T> {
   const intervalMs = options.intervalMs ?? 500;
   const clock = options.clock ?? systemClock;
-  let lastSent = -Infinity;
+  let lastSent = options.startClosed ? clock.now() : -Infinity;
   let timer: unknown = null;
   let hasPending = false;
   let pendingValue: T | undefined;

@@ -1,4 +1,5 @@
-// The progress throttle: leading push at once, then at most one per window,
+// The progress throttle: leading push at once (or, started closed, at the end of
+// the first window), then at most one per window,
 // the newest pending value always delivered, flush and cancel on demand.
 import { describe, expect, it } from 'vitest';
 import { createThrottle, type ThrottleClock } from '../../core/jobs/throttle.ts';
@@ -33,10 +34,10 @@ function fakeClock() {
   return { clock, advance, pendingTimers: () => timers.size };
 }
 
-function setup(intervalMs?: number) {
+function setup(intervalMs?: number, startClosed?: boolean) {
   const fake = fakeClock();
   const got: Array<[number, number]> = [];
-  const throttle = createThrottle<number>((v) => got.push([fake.clock.now(), v]), { clock: fake.clock, intervalMs });
+  const throttle = createThrottle<number>((v) => got.push([fake.clock.now(), v]), { clock: fake.clock, intervalMs, startClosed });
   return { ...fake, got, throttle };
 }
 
@@ -156,5 +157,50 @@ describe('createThrottle', () => {
     expect(got).toEqual([1]);
     await new Promise((r) => setTimeout(r, 60));
     expect(got).toEqual([1, 2]);
+  });
+
+  describe('startClosed: the first window starts when the throttle is made', () => {
+    it('holds the first push until that window ends, then delivers the latest', () => {
+      const { throttle, got, advance } = setup(500, true);
+      advance(100);
+      throttle.push(1);
+      throttle.push(2);
+      expect(got).toEqual([]);
+      expect(throttle.pending).toBe(true);
+      advance(399);
+      expect(got).toEqual([]);
+      advance(1);
+      expect(got).toEqual([[500, 2]]);
+      throttle.push(3);
+      advance(499);
+      expect(got).toEqual([[500, 2]]);
+      advance(1);
+      expect(got).toEqual([
+        [500, 2],
+        [1000, 3],
+      ]);
+    });
+
+    it('delivers at once a push that comes after the first window', () => {
+      const { throttle, got, advance } = setup(500, true);
+      advance(600);
+      throttle.push(1);
+      expect(got).toEqual([[600, 1]]);
+    });
+
+    it('a cancel before the window ends delivers nothing', () => {
+      const { throttle, got, advance, pendingTimers } = setup(500, true);
+      throttle.push(1);
+      throttle.cancel();
+      advance(1000);
+      expect(got).toEqual([]);
+      expect(pendingTimers()).toBe(0);
+    });
+
+    it('with no interval, delivers at once', () => {
+      const { throttle, got } = setup(0, true);
+      throttle.push(1);
+      expect(got).toEqual([[0, 1]]);
+    });
   });
 });
