@@ -4,8 +4,8 @@
 // commits, so a later transaction of the same name reads everything an
 // earlier one wrote (PostgreSQL's READ COMMITTED reads each statement anew),
 // while other names do not wait. Used where a count and the insert or update
-// it allows must be one step: an account's job claims, an engine server's
-// slots.
+// it allows must be one step: an account's job claims on PostgreSQL (SQLite's
+// is one UPDATE, job-claim.ts), an engine server's slots.
 import type { Kysely, Transaction } from 'kysely';
 import { type Executor, statementTemplate } from './query-template.ts';
 import type { Database } from './schema.ts';
