@@ -34,6 +34,8 @@ export interface RunnerDeps {
   hub: JobHub;
   /** Jobs running on this instance, for cancel and shutdown. */
   active: Map<string, AbortController>;
+  /** The latest progress each run here published, for the views this instance answers. */
+  progress: Map<string, Progress>;
   /** Per-job extra_data, held in memory only (it can carry a credential). */
   extraData: Map<string, Record<string, unknown>>;
   progressIntervalMs: number;
@@ -94,6 +96,7 @@ function errorRecord(err: ExecutionError): Record<string, unknown> {
 
 export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<void> {
   const { ctx, engine, hub, active, extraData } = deps;
+  const published = deps.progress;
   const log = (message: string, job: JobSummary, err: unknown) => ctx.logger.error(message, { job_id: job.id, error: errorText(err) });
 
   /**
@@ -139,8 +142,12 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
         moves.push(
           deps.interruptedJobs === 'rerun'
             ? ['running', transition('running', 'requeue'), { started_at: null, progress: null, outputs_reused: false, lease: null }]
-            : ['running', transition('running', 'fail'), { completed_at: now, error: INTERRUPTED_ERROR, ...end }],
-          ['canceling', transition('canceling', 'canceled'), { completed_at: now, ...end }],
+            : [
+                'running',
+                transition('running', 'fail'),
+                { completed_at: now, progress: { ...tracker.snapshot() }, error: INTERRUPTED_ERROR, ...end },
+              ],
+          ['canceling', transition('canceling', 'canceled'), { completed_at: now, progress: { ...tracker.snapshot() }, ...end }],
         );
         break;
     }
@@ -169,9 +176,10 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
     const runOutputs: RunOutputs = {};
     let outcome: Outcome;
     let saving: Promise<void> = Promise.resolve();
-    // The row's progress (what a poll reads) is saved one window into the run at the earliest:
-    // a job that ends sooner writes its progress once, with its end, instead of once more on
-    // the way (a write and a commit of its own, on SQLite a fifth of a short job's cost).
+    // The row's progress is saved one window into the run at the earliest: a job that ends
+    // sooner writes its progress once, with its end, instead of once more on the way (a write
+    // and a commit of its own, on SQLite a fifth of a short job's cost). Views this instance
+    // answers meanwhile take what was published (`published`); other instances read the row.
     const saves = createThrottle<Progress>(
       (p) => {
         const reused = reuse.reused;
@@ -185,6 +193,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
     const progress = createThrottle<Progress>(
       (p) => {
         saves.push(p);
+        published.set(job.id, p);
         hub.publish(job.id, { type: 'progress', progress: { ...p } });
       },
       { intervalMs: deps.progressIntervalMs },
@@ -292,6 +301,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
       if (ended && ended.status !== 'queued') ctx.metrics.jobEnded(job, ended.status, ctx.now());
     } finally {
       active.delete(job.id);
+      published.delete(job.id);
       extraData.delete(job.id);
       hub.announce(job, ended?.status ?? 'unknown', ended?.error ?? null);
       hub.forget(job.id);

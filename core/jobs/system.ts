@@ -1,10 +1,12 @@
 // The job machinery of one service instance: the scheduler that feeds the
 // engine, the runner, the live-event hub and the stream cap, built from the
 // service's shared parts. Handlers reach it as `ctx.jobs`.
+
 import { JobAbort } from '../../engine/types.ts';
 import type { ServiceBase } from '../context.ts';
 import { createBusHub } from './bus-hub.ts';
 import { createJobHub, type JobHub } from './hub.ts';
+import type { Progress } from './progress.ts';
 import { recoverExpiredLeases, recoverInterruptedJobs } from './recovery.ts';
 import { createJobRunner } from './runner.ts';
 import { createScheduler, type Scheduler } from './scheduler.ts';
@@ -29,6 +31,8 @@ export interface JobSystem {
   sessions: Set<() => void>;
   /** Whether the job is running on this instance (its live events come through the hub). */
   runsHere(jobId: string): boolean;
+  /** The latest progress a run on this instance published; its row may hold an older one (see runner.ts). */
+  liveProgress(jobId: string): Progress | undefined;
   /** Aborts the job if it runs on this instance; false when it does not. */
   abortLocal(jobId: string): boolean;
   /**
@@ -49,6 +53,7 @@ export function createJobSystem(ctx: ServiceBase): JobSystem {
   // With a bus, the other instances on the storage hear this one's job events and it theirs.
   const hub = ctx.events ? createBusHub(inProcess, ctx.events, { logger: ctx.logger, progressIntervalMs: config.progressIntervalMs }) : inProcess;
   const active = new Map<string, AbortController>();
+  const progress = new Map<string, Progress>();
   const extraData = new Map<string, Record<string, unknown>>();
   const runsJobs = config.runJobs;
   const maxConcurrent = config.maxConcurrentJobs;
@@ -61,6 +66,7 @@ export function createJobSystem(ctx: ServiceBase): JobSystem {
     engine,
     hub,
     active,
+    progress,
     extraData,
     progressIntervalMs: config.progressIntervalMs,
     cancelPollMs: 1000,
@@ -108,6 +114,7 @@ export function createJobSystem(ctx: ServiceBase): JobSystem {
     extraData,
     sessions,
     runsHere: (jobId) => active.has(jobId),
+    liveProgress: (jobId) => progress.get(jobId),
     abortLocal(jobId) {
       const controller = active.get(jobId);
       if (!controller) return false;

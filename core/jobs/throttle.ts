@@ -1,5 +1,6 @@
 // Rate-limits progress pushes (~2/s by default) without losing the last word:
-// the first value goes out at once, later ones at most once per window, and
+// the first value goes out at once (or, `startClosed`, when the first window
+// ends), later ones at most once per window, and
 // the newest value pushed during a window is always delivered when it ends.
 // Each progress snapshot is complete, so dropping the ones in between is safe.
 

@@ -15,6 +15,17 @@ import { scrubTraceback } from './traceback.ts';
 
 export const jobPath = (id: string) => `/api/v2/jobs/${id}`;
 
+/**
+ * What the run of an unfinished job published last, when it runs on this
+ * instance: its row takes the first save only one progress interval into
+ * the run, and later ones at most once per interval (runner.ts).
+ */
+function liveProgress(ctx: ServiceBase, job: JobSummary): object | undefined {
+  if (job.status !== 'running' && job.status !== 'canceling') return undefined;
+  // Views are also built where no job system runs (ServiceBase alone): then the row is all there is.
+  return (ctx as Partial<Pick<ServiceContext, 'jobs'>>).jobs?.liveProgress(job.id);
+}
+
 /** The recorded JobError, its traceback without server paths (also in rows written before they were scrubbed). */
 function errorOf(error: JobSummary['error']): JobView['error'] {
   if (error === null || typeof error.traceback !== 'string') return error as JobView['error'];
@@ -90,7 +101,7 @@ export async function jobView(ctx: ServiceBase, request: Request | ViewLinks, jo
     completed_at: isoTimeOrNull(job.completed_at),
     expires_at: isoTime(job.expires_at),
     queue_position: job.status === 'queued' ? position : null,
-    progress: job.progress as JobView['progress'],
+    progress: (liveProgress(ctx, job) ?? job.progress) as JobView['progress'],
     outputs: outputs.length === 0 ? [] : outputs.map((a) => outputOf(ctx, base, a)),
     error: errorOf(job.error),
     metrics: {

@@ -10,7 +10,7 @@ import { JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
 import { type Database, toNumber } from './schema.ts';
 import { compiledTakeTurn } from './take-turn.ts';
 
-/** The `counters` row that one account's claims take in turn (see claimJob); it holds the last claim's time. */
+/** The `counters` row of one account's claims: it holds the last claim's time; on PostgreSQL the claims also take their turns on it. */
 export const CLAIM_PREFIX = 'claim:';
 const claimCounter = (accountId: string) => `${CLAIM_PREFIX}${accountId}`;
 /** Statuses that hold one of the account's parallel slots, and that a lease covers. */
