@@ -43,20 +43,7 @@ const openBetterSqlite: OpenSqlite = async (filename) => new (await import('bett
 // few dozen jobs, about half of its time in SQLite (bench:jobs part 1). 10000
 // pages (40 MB of WAL at most) pays it a tenth as often, and each copy writes
 // a page changed many times over only once.
-// page_size 2048 (SQLite's default is 4096), first, as it only applies to a
-// file with nothing written yet (an existing database keeps its own): each
-// commit writes every page it changed to the WAL, and a job's writes each
-// change a small row and a few index entries, on a dozen pages per job; half
-// the page is half the bytes written and later synced by the checkpoint
-// (bench:jobs part 1, SQLite: 3 to 8 % more jobs/s in three interleaved runs).
-const PRAGMAS = [
-  'page_size = 2048',
-  'journal_mode = WAL',
-  'synchronous = NORMAL',
-  'foreign_keys = ON',
-  'busy_timeout = 5000',
-  'wal_autocheckpoint = 10000',
-];
+const PRAGMAS = ['journal_mode = WAL', 'synchronous = NORMAL', 'foreign_keys = ON', 'busy_timeout = 5000', 'wal_autocheckpoint = 10000'];
 
 export async function createSqliteStorage(opts: SqliteStorageOptions): Promise<Storage & { close(): Promise<void> }> {
   // Loaded lazily, so runtimes that inject their own driver never load the native module.
