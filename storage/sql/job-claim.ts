@@ -2,7 +2,7 @@
 // `running` under a new lease, if the account is under its limit, as one
 // transaction. Every started job runs it, so its statements are compiled once
 // (query-template.ts).
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { JobStore } from '../types.ts';
 import { statementTemplate } from './query-template.ts';
 import type { QueueCounts } from './queue-counts.ts';
@@ -15,6 +15,15 @@ export const CLAIM_PREFIX = 'claim:';
 const claimCounter = (accountId: string) => `${CLAIM_PREFIX}${accountId}`;
 /** Statuses that hold one of the account's parallel slots, and that a lease covers. */
 export const ACTIVE = ['running', 'canceling'];
+/** What a claim sets on the job it starts, `token` its new lease token. */
+const started = (now: number, owner: string, expiresAt: number, token: number | RawBuilder<number>) => ({
+  status: 'running',
+  started_at: now,
+  attempts: sql<number>`attempts + 1`,
+  lease_owner: owner,
+  lease_expires_at: expiresAt,
+  lease_token: token,
+});
 /** Picks retried within one claim when a cancel takes the picked job first. */
 const CLAIM_PICKS = 3;
 
@@ -47,14 +56,7 @@ export function createSqlJobClaim(db: Kysely<Database>, counts: QueueCounts, row
   const start = statementTemplate(5, (id: string, now: number, owner: string, expiresAt: number, token: number) =>
     db
       .updateTable('jobs')
-      .set({
-        status: 'running',
-        started_at: now,
-        attempts: sql<number>`attempts + 1`,
-        lease_owner: owner,
-        lease_expires_at: expiresAt,
-        lease_token: token,
-      })
+      .set(started(now, owner, expiresAt, token))
       .where('id', '=', id)
       .where('status', '=', 'queued')
       .returning(JOB_SUMMARY_COLUMNS),
@@ -98,14 +100,7 @@ function createSerialClaim(db: Kysely<Database>, counts: QueueCounts): JobStore[
   const claim = statementTemplate(5, (accountId: string, limit: number, now: number, owner: string, expiresAt: number) =>
     db
       .updateTable('jobs')
-      .set({
-        status: 'running',
-        started_at: now,
-        attempts: sql<number>`attempts + 1`,
-        lease_owner: owner,
-        lease_expires_at: expiresAt,
-        lease_token: sql<number>`lease_token + 1`,
-      })
+      .set(started(now, owner, expiresAt, sql<number>`lease_token + 1`))
       .where('id', '=', (eb) =>
         eb
           .selectFrom('jobs as next')
