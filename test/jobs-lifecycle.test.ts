@@ -96,9 +96,7 @@ describe.each(MODES)('job lifecycle (%s)', (mode) => {
   });
 
   it('cancel of a running Wait job: canceling (or canceled) at once, then canceled with error null', async () => {
-    // A run's progress reaches its row one progress interval in at the earliest (500 ms by
-    // default): a shorter one lets the polls below see the Wait node's steps well before its 1 s.
-    await start({ progressIntervalMs: 100 });
+    await start();
     const job = await submitOk(h, slow(1, 40, 25));
     // Inside the Wait node, a few steps in.
     await until('the Wait node reports steps', async () => ((await jobNow(h, job.id)).progress?.step ?? 0) >= 2);
