@@ -1,7 +1,6 @@
 // The job machinery of one service instance: the scheduler that feeds the
 // engine, the runner, the live-event hub and the stream cap, built from the
 // service's shared parts. Handlers reach it as `ctx.jobs`.
-
 import { JobAbort } from '../../engine/types.ts';
 import type { ServiceBase } from '../context.ts';
 import { createBusHub } from './bus-hub.ts';

@@ -10,8 +10,7 @@ export type OutputRow = Pick<AssetRecord, 'account_id' | 'job_id'> & { output_ty
 
 type JobListing = Pick<JobStore, 'listAccountJobs' | 'countAccountJobs'>;
 
-// Deep copies out, as every read of the job store gives.
-
+/** `copy`: the job store's read of a job, a deep copy with its view version, as every read of the store gives. */
 export function createMemoryJobListing(
   jobs: Map<string, StoredJob>,
   assets: () => Iterable<OutputRow>,

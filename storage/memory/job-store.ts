@@ -18,9 +18,6 @@ const PROGRESS_STATUSES = ACTIVE;
 
 const bySeq = (x: StoredJob, y: StoredJob) => x.seq - y.seq;
 
-// Deep copies in and out: JSON columns must not alias caller objects, just as
-// a database round-trip would not.
-
 /**
  * `assets` yields every stored asset row (the asset store owns them; the
  * listings read them); `tierOf` gives an account's tier (the counts by tier);
@@ -32,7 +29,8 @@ export function createMemoryJobStore(
   viewVersionOf: (jobId: string) => number = () => 0,
 ): JobStore & { holdsLease(fence: LeaseFence): boolean } {
   const jobs = new Map<string, StoredJob>();
-  // Reads hand out copies, with the view version the asset store keeps.
+  // Deep copies in and out: JSON columns must not alias caller objects, just as a database
+  // round-trip would not. Reads also add the view version the asset store keeps.
   const copy = (job: StoredJob): JobSummary => Object.assign(structuredClone(job), { view_version: viewVersionOf(job.id) });
   const workflows = new Map<string, string>();
   /** Fencing tokens by job: they outlive a lease (a release or the next claim makes a new one). */
