@@ -22,6 +22,7 @@ import { EXPIRED_ERROR, INTERRUPTED_ERROR, jobError } from './job-errors.ts';
 import { commitJobOutput, type RunOutputs, readJobAsset, toOutputAsset } from './outputs.ts';
 import { createProgressTracker, type Progress, type ProgressTracker } from './progress.ts';
 import { createReuseTracker } from './reuse.ts';
+import type { Ending } from './scheduler.ts';
 import { transition } from './state-machine.ts';
 import { createThrottle } from './throttle.ts';
 import { scrubTraceback } from './traceback.ts';
@@ -62,6 +63,8 @@ type Outcome =
 type RunRecord = Required<Pick<JobPatch, 'outputs_reused' | 'cached_nodes' | 'temp_asset_ids'>>;
 
 const INTERNAL_ERROR = 'The job failed because of an internal error.';
+/** A run's end written at once: without a scheduler's `ending`, or after its first try. */
+const straight: Ending = (write) => write();
 /**
  * Retries a storage write with backoff until it succeeds or the service
  * stops: giving up on a terminal write would leave the row `running`, holding
@@ -94,7 +97,7 @@ function errorRecord(err: ExecutionError): Record<string, unknown> {
   };
 }
 
-export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<void> {
+export function createJobRunner(deps: RunnerDeps): (job: JobSummary, ending?: Ending) => Promise<void> {
   const { ctx, engine, hub, active, extraData } = deps;
   const published = deps.progress;
   const log = (message: string, job: JobSummary, err: unknown) => ctx.logger.error(message, { job_id: job.id, error: errorText(err) });
@@ -109,6 +112,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
     outcome: Outcome,
     tracker: ProgressTracker,
     ran: RunRecord,
+    ending: Ending,
   ): Promise<{ status: string; error: Record<string, unknown> | null } | null> {
     if (outcome.kind === 'lost') {
       ctx.logger.warn('job lease lost: the run ended without writing; another runner holds the job now', { job_id: job.id });
@@ -151,9 +155,16 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
         );
         break;
     }
+    // The first try goes through `ending`, which frees the job's slot and may queue the write
+    // just ahead of the claims that fill it; a retry, or the next move, goes straight.
+    let via = ending;
     for (const [from, to, patch] of moves) {
       const moved = await retryWrite(
-        () => ctx.metadata.transitionJob(job.id, from, to, patch, guard),
+        () => {
+          const write = via;
+          via = straight;
+          return write(() => ctx.metadata.transitionJob(job.id, from, to, patch, guard));
+        },
         deps.stopping,
         (err) => log('terminal job write failed; retrying', job, err),
       );
@@ -163,7 +174,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
     return null;
   }
 
-  return async function run(job: JobSummary): Promise<void> {
+  return async function run(job: JobSummary, ending: Ending = straight): Promise<void> {
     const controller = new AbortController();
     active.set(job.id, controller);
     ctx.metrics.jobStarted(job);
@@ -297,7 +308,13 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary) => Promise<
     }
     let ended: Awaited<ReturnType<typeof settle>> = null;
     try {
-      ended = await settle(job, outcome, tracker, { outputs_reused: reuse.reused, cached_nodes: reuse.cachedNodes, temp_asset_ids: [...temps] });
+      ended = await settle(
+        job,
+        outcome,
+        tracker,
+        { outputs_reused: reuse.reused, cached_nodes: reuse.cachedNodes, temp_asset_ids: [...temps] },
+        ending,
+      );
       // A job queued again (shutdown) has not ended: its next run is timed instead.
       if (ended && ended.status !== 'queued') ctx.metrics.jobEnded(job, ended.status, ctx.now());
     } finally {

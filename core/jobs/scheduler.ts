@@ -18,6 +18,16 @@
 //   (JobStore.claimJob). So the tier limit holds across runners, and each
 //   job starts once. The runner renews the lease while the job runs.
 //
+// Batches: over a store whose writes run in call order (JobStore.serialWrites:
+// SQLite, memory) a pass plans the starts of all its free slots in turn order
+// and claims them at once, and a run gives its slot back as its job leaves the
+// engine (`ending`): its end is written just ahead of the claims that fill the
+// slot, so their counts see it. On SQLite those writes then share one commit
+// where each had its own (bench:jobs part 1). A claim that comes back empty
+// drops its account for the pass and does not count as a turn served. Over a
+// pool (PostgreSQL) writes may overtake each other: a pass claims one job at a
+// time and a slot is held until the run settles.
+//
 // Counting: besides the store's count, this instance's own count of jobs it
 // started bounds an account (a job whose row already left `running` still
 // holds its slot here until `run` settles).
@@ -78,7 +88,7 @@ export interface SchedulerOptions {
    * executes), and settles once the job has left the engine. Moving the row to its terminal status is its
    * job; a rejection is logged and the slot freed.
    */
-  run: (job: JobSummary) => Promise<void>;
+  run: (job: JobSummary, ending: Ending) => Promise<void>;
   /** Checked by `admit`; none means credits are unlimited. */
   credits?: CreditsProvider;
   /** Runs a pass this often even without kicks, to pick up jobs other instances queued. 0 = never (default). */
@@ -86,6 +96,14 @@ export interface SchedulerOptions {
   now?: () => number;
   logger?: Logger;
 }
+
+/**
+ * Given to `run` with each job: the run calls it once, with its end's write,
+ * when the job has left the engine. The job's slot is free from then on, and
+ * `write` runs just before the claim that fills the slot, so a storage that
+ * commits writes queued together in one commit (SQLite) commits both at once.
+ */
+export type Ending = <T>(write: () => Promise<T>) => Promise<T>;
 
 export interface Scheduler {
   /**
@@ -157,12 +175,46 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     if (lastServed.size > SERVED_MEMORY) lastServed.delete(lastServed.keys().next().value!);
   }
 
+  // With a store whose writes run in call order (JobStore.serialWrites), a run's end is
+  // written just ahead of the claims that fill its slot, and a pass claims the jobs of
+  // all its free slots at once: on SQLite they share one commit, where each had its own.
+  const together = store.serialWrites === true;
+  /** Ends' writes waiting for the next claims (or the pass's end) to go just ahead of them. */
+  const ends: Array<() => void> = [];
+  function flushEnds() {
+    for (const start of ends.splice(0)) start();
+  }
+
+  /** Gives the job's slot back; false when it already was. */
+  function free(job: JobSummary): boolean {
+    if (!runningJobs.delete(job.id)) return false;
+    const n = localRunning(job.account_id) - 1;
+    if (n > 0) runningByAccount.set(job.account_id, n);
+    else runningByAccount.delete(job.account_id);
+    return true;
+  }
+
   function launch(job: JobSummary) {
     runningJobs.set(job.id, job.account_id);
     runningByAccount.set(job.account_id, localRunning(job.account_id) + 1);
+    // The slot is free once the job has left the engine; a claim can fill it as the end is
+    // written, as the claim's count sees the end, written first.
+    const ending: Ending = (write) => {
+      if (!together || closed || !free(job)) return write();
+      return new Promise((resolve, reject) => {
+        ends.push(() => {
+          try {
+            write().then(resolve, reject);
+          } catch (err) {
+            reject(err);
+          }
+        });
+        kick();
+      });
+    };
     let done: Promise<void>;
     try {
-      done = Promise.resolve(run(job));
+      done = Promise.resolve(run(job, ending));
     } catch (err) {
       done = Promise.reject(err);
     }
@@ -175,10 +227,8 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
         });
       })
       .finally(() => {
-        runningJobs.delete(job.id);
-        const n = localRunning(job.account_id) - 1;
-        if (n > 0) runningByAccount.set(job.account_id, n);
-        else runningByAccount.delete(job.account_id);
+        free(job);
+        // Also after an early free: a claim that came before a failed end write is tried again.
         kick();
       });
   }
@@ -200,6 +250,14 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
   }
 
   async function runPass(): Promise<number> {
+    try {
+      return await claimAll();
+    } finally {
+      flushEnds();
+    }
+  }
+
+  async function claimAll(): Promise<number> {
     if (closed) return 0;
     // The engine may not count a job until its run has begun, so this pass
     // also spends from what the engine offered at its start.
@@ -210,27 +268,64 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
       lastClaimed: a.last_claimed_at,
       headSeq: a.oldest_seq,
     }));
-    const drop = (lane: Lane) => lanes.splice(lanes.indexOf(lane), 1);
+    const drop = (lane: Lane) => {
+      const i = lanes.indexOf(lane);
+      if (i >= 0) lanes.splice(i, 1);
+    };
     let started = 0;
-    while (!closed && lanes.length > 0 && Math.min(budget, engineCapacity()) > 0) {
-      const lane = next(lanes);
-      lane.limit ??= limits.limitOf(await tierOf(lane.accountId));
-      if (localRunning(lane.accountId) >= lane.limit) {
-        drop(lane);
-        continue;
-      }
+    while (!closed && lanes.length > 0) {
+      const room = Math.min(budget, engineCapacity());
+      if (!(room > 0)) break;
+      // The starts of the free slots, in turn order as if every claim succeeds (each planned
+      // start puts its account at the back), claimed at once: the store runs them in this order.
       const startedAt = now();
-      const job = await store.claimJob({ account_id: lane.accountId, limit: lane.limit, owner, now: startedAt, lease_ms: leaseMs });
-      if (!job) {
-        drop(lane); // at its limit across runners, or nothing left queued
-        continue;
+      const plan: Lane[] = [];
+      const planned = new Map<Lane, number>();
+      /** The planned accounts' turns before planning: only the claims that succeed count as served. */
+      const turns = new Map<string, number | undefined>();
+      const open = [...lanes];
+      while (plan.length < (together ? room : 1) && open.length > 0) {
+        const lane = next(open);
+        lane.limit ??= limits.limitOf(await tierOf(lane.accountId));
+        const taken = planned.get(lane) ?? 0;
+        if (localRunning(lane.accountId) + taken >= lane.limit) {
+          open.splice(open.indexOf(lane), 1);
+          if (taken === 0) drop(lane);
+          continue;
+        }
+        planned.set(lane, taken + 1);
+        plan.push(lane);
+        if (!turns.has(lane.accountId)) turns.set(lane.accountId, lastServed.get(lane.accountId));
+        lane.lastClaimed = startedAt;
+        served(lane.accountId);
       }
-      lane.headSeq = job.seq;
-      lane.lastClaimed = startedAt;
-      budget--;
-      started++;
-      served(lane.accountId);
-      launch(job);
+      if (plan.length === 0) break;
+      // Queued ahead of the claims: their counts see them.
+      flushEnds();
+      const results = await Promise.allSettled(
+        plan.map((lane) => store.claimJob({ account_id: lane.accountId, limit: lane.limit!, owner, now: startedAt, lease_ms: leaseMs })),
+      );
+      for (const [accountId, turn] of turns) {
+        if (turn === undefined) lastServed.delete(accountId);
+        else lastServed.set(accountId, turn);
+      }
+      let failure: PromiseRejectedResult | undefined;
+      results.forEach((result, i) => {
+        const lane = plan[i];
+        const job = result.status === 'fulfilled' ? result.value : null;
+        if (!job) {
+          drop(lane); // at its limit across runners, or nothing left queued
+          if (result.status === 'rejected') failure ??= result;
+          return;
+        }
+        lane.headSeq = job.seq;
+        budget--;
+        started++;
+        served(lane.accountId);
+        launch(job);
+      });
+      // The jobs claimed beside a failed claim run; the failure then ends the pass.
+      if (failure) throw failure.reason;
     }
     return started;
   }
@@ -281,6 +376,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     },
     async close() {
       closed = true;
+      flushEnds();
       if (poll !== undefined) clearInterval(poll);
       await chain;
     },

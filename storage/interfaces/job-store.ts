@@ -221,6 +221,14 @@ export interface JobTierCount {
  * with: the `output_type` filter reads the job's output assets.
  */
 export interface JobStore {
+  /**
+   * true: the store runs its writes one at a time in the order they were
+   * called (one connection, or none), so a write sees every write called
+   * before it. The scheduler then writes a run's end just ahead of the
+   * claims that fill its slot, and claims a pass's jobs at once; SQLite
+   * commits writes queued together as one. Absent: writes may overtake each other (a pool).
+   */
+  readonly serialWrites?: boolean;
   /** Inserts a job (status as given, normally `queued`) and returns its row, with its `seq`, without the workflow. */
   createJob(job: NewJob): Promise<JobSummary>;
   /**

@@ -86,6 +86,8 @@ export function createMemoryJobStore(
   }
 
   return {
+    // Every write is done by the time its call returns.
+    serialWrites: true,
     ...createMemoryJobListing(jobs, assets, copy),
     ...createMemoryJobTierCounts(jobs, tierOf),
 

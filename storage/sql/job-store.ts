@@ -66,6 +66,8 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
   const counts = createQueueCounts(db, direct);
 
   return {
+    // One connection, first come first served (FifoSqliteDialect); PostgreSQL's pool runs writes side by side.
+    serialWrites: !rowLocks,
     ...createSqlJobListing(db),
     ...createSqlJobTierCounts(db),
     ...createSqlJobQueueReads(db, direct),

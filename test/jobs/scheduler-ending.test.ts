@@ -1,0 +1,221 @@
+// A run's end and the claims that fill its slot (the `ending` the scheduler
+// gives each run). Over a store that writes in call order (serialWrites:
+// memory, SQLite) the slot is free as soon as the job leaves the engine, the
+// end is written just ahead of the claims, and a pass claims all its free
+// slots at once; on SQLite the end and the claim then share one commit. Over
+// a store that may reorder writes (a pool), the end is written at once and
+// the slot held until the run settles, as before.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { createScheduler, type Ending, type SchedulerOptions } from '../../core/jobs/scheduler.ts';
+import type { Logger } from '../../core/types.ts';
+import { createMemoryBlobStore } from '../../storage/memory/blob-store.ts';
+import { createMemoryStorage } from '../../storage/memory/index.ts';
+import { createSqliteStorage, type SqliteDatabaseLike } from '../../storage/sql/sqlite.ts';
+import type { JobSummary, MetadataStore } from '../../storage/types.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'graphrun-ending-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The store's ends and claims in the order they were called and answered, and how many claims were in flight at most. */
+function traced(store: MetadataStore) {
+  const calls: string[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const wrapped: MetadataStore = {
+    ...store,
+    transitionJob(id, from, to, patch, guard) {
+      calls.push(`end ${id}`);
+      return store.transitionJob(id, from, to, patch, guard);
+    },
+    async claimJob(claim) {
+      calls.push(`claim ${claim.account_id}`);
+      maxInFlight = Math.max(maxInFlight, ++inFlight);
+      try {
+        const job = await store.claimJob(claim);
+        calls.push(`claimed ${job?.id ?? null}`);
+        return job;
+      } finally {
+        inFlight--;
+      }
+    },
+  };
+  return { store: wrapped, calls, maxInFlight: () => maxInFlight };
+}
+
+/** A scheduler whose runs last until `finish(id)`, then end their job through `ending`. */
+function harness(store: MetadataStore, options: Partial<SchedulerOptions> = {}) {
+  const started: string[] = [];
+  const gates = new Map<string, () => void>();
+  /** scheduler.running() just after each run called `ending`. */
+  const runningAtEnd: number[] = [];
+  const run = async (job: JobSummary, ending: Ending) => {
+    started.push(job.id);
+    await new Promise<void>((resolve) => gates.set(job.id, resolve));
+    const written = ending(() => store.transitionJob(job.id, 'running', 'succeeded', { completed_at: 2, lease: null }));
+    runningAtEnd.push(scheduler.running());
+    await written;
+  };
+  const scheduler = createScheduler({ store, run, now: () => 1_000, ...options });
+  let n = 0;
+  const submit = async (accountId: string, count: number) => {
+    for (let i = 0; i < count; i++) {
+      await store.createJob({ id: `${accountId}-${++n}`, account_id: accountId, status: 'queued', workflow: {}, created_at: 0, expires_at: 1e15 });
+    }
+  };
+  const finish = (...ids: string[]) => {
+    for (const id of ids) {
+      const open = gates.get(id);
+      if (!open) throw new Error(`${id} is not running`);
+      gates.delete(id);
+      open();
+    }
+  };
+  return { scheduler, started, runningAtEnd, submit, finish };
+}
+
+const statusOf = async (store: MetadataStore, id: string) => (await store.getJobById(id))?.status;
+
+describe('ending, over a store that writes in call order', () => {
+  it('frees the slot at once and writes the end just ahead of the claim that fills it, whose count sees it', async () => {
+    const memory = createMemoryStorage().metadata;
+    await memory.upsertAccount({ id: 'a', tier: 'free' });
+    const t = traced(memory);
+    const h = harness(t.store);
+    await h.submit('a', 2);
+    await h.scheduler.pass();
+    expect(h.started).toEqual(['a-1']);
+    t.calls.length = 0;
+    h.finish('a-1');
+    await vi.waitFor(() => expect(h.started).toEqual(['a-1', 'a-2']));
+    // The free tier's one slot: a claim before the end would have come back empty.
+    expect(t.calls).toEqual(['end a-1', 'claim a', 'claimed a-2']);
+    expect(h.runningAtEnd).toEqual([0]);
+    await vi.waitFor(async () => expect(await statusOf(memory, 'a-1')).toBe('succeeded'));
+    await h.scheduler.close();
+  });
+
+  it('claims every free slot of a pass at once, the ends that freed them written first', async () => {
+    const memory = createMemoryStorage().metadata;
+    await memory.upsertAccount({ id: 'a', tier: 'pro' });
+    const t = traced(memory);
+    const h = harness(t.store);
+    await h.submit('a', 10);
+    expect(await h.scheduler.pass()).toBe(5);
+    expect(t.maxInFlight()).toBe(5);
+    t.calls.length = 0;
+    h.finish('a-1', 'a-2', 'a-3', 'a-4', 'a-5');
+    await vi.waitFor(() => expect(h.started).toHaveLength(10));
+    const firstClaim = t.calls.indexOf('claim a');
+    expect(t.calls.slice(0, firstClaim).sort()).toEqual(['end a-1', 'end a-2', 'end a-3', 'end a-4', 'end a-5']);
+    expect(t.calls.filter((c) => c.startsWith('claimed'))).toEqual(['claimed a-6', 'claimed a-7', 'claimed a-8', 'claimed a-9', 'claimed a-10']);
+    await h.scheduler.close();
+  });
+
+  it('starts the jobs claimed beside a claim that failed, and the pass reports the failure', async () => {
+    const memory = createMemoryStorage().metadata;
+    for (const id of ['a', 'b', 'c']) await memory.upsertAccount({ id, tier: 'pro' });
+    let failB = true;
+    const store: MetadataStore = {
+      ...memory,
+      async claimJob(claim) {
+        if (claim.account_id === 'b' && failB) throw new Error('database is locked');
+        return memory.claimJob(claim);
+      },
+    };
+    const h = harness(store);
+    await h.submit('a', 1);
+    await h.submit('b', 1);
+    await h.submit('c', 1);
+    await expect(h.scheduler.pass()).rejects.toThrow('database is locked');
+    expect(h.started.sort()).toEqual(['a-1', 'c-3']);
+    expect(await statusOf(memory, 'b-2')).toBe('queued');
+    failB = false;
+    expect(await h.scheduler.pass()).toBe(1);
+    expect(h.started).toContain('b-2');
+    await h.scheduler.close();
+  });
+
+  it('writes an end that comes after close at once', async () => {
+    const memory = createMemoryStorage().metadata;
+    await memory.upsertAccount({ id: 'a', tier: 'free' });
+    const h = harness(memory);
+    await h.submit('a', 2);
+    await h.scheduler.pass();
+    await h.scheduler.close();
+    h.finish('a-1');
+    await vi.waitFor(async () => expect(await statusOf(memory, 'a-1')).toBe('succeeded'));
+    expect(h.started).toEqual(['a-1']);
+  });
+});
+
+describe('ending, over a store whose writes may overtake each other', () => {
+  it('writes the end at once, holds the slot until the run settles, and claims one job at a time', async () => {
+    const memory = createMemoryStorage().metadata;
+    await memory.upsertAccount({ id: 'a', tier: 'pro' });
+    const t = traced({ ...memory, serialWrites: false });
+    const h = harness(t.store);
+    await h.submit('a', 6);
+    expect(await h.scheduler.pass()).toBe(5);
+    expect(t.maxInFlight()).toBe(1);
+    t.calls.length = 0;
+    h.finish('a-1');
+    await vi.waitFor(() => expect(h.started).toHaveLength(6));
+    expect(h.runningAtEnd).toEqual([5]);
+    expect(t.calls).toEqual(['end a-1', 'claim a', 'claimed a-6']);
+    await h.scheduler.close();
+  });
+});
+
+describe('ending, on SQLite', () => {
+  it("commits a job's end and the claim of the next job together, once", async () => {
+    const raw = new BetterSqlite3(join(dir, 'ending.db'));
+    const seen = { commits: 0 };
+    // Counts the statements after which no transaction is open: each is the end of one commit.
+    const counted = (sql: string, statement: BetterSqlite3.Statement) =>
+      new Proxy(statement, {
+        get(target, prop) {
+          const value = Reflect.get(target, prop);
+          if (typeof value !== 'function') return value;
+          if (prop !== 'run' && prop !== 'all') return value.bind(target);
+          return (...args: unknown[]) => {
+            const result = value.apply(target, args);
+            if (!/^\s*select\b/i.test(sql) && !raw.inTransaction) seen.commits++;
+            return result;
+          };
+        },
+      });
+    const database = new Proxy(raw, {
+      get(target, prop) {
+        if (prop === 'prepare') return (sql: string) => counted(sql, target.prepare(sql));
+        const value = Reflect.get(target, prop);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const storage = await createSqliteStorage({
+      filename: join(dir, 'ending.db'),
+      database: database as unknown as SqliteDatabaseLike,
+      blobs: createMemoryBlobStore(),
+    });
+    const store = storage.metadata;
+    expect(store.serialWrites).toBe(true);
+    const logger: Logger = { info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    // The tier from the options: looking it up in the store (upsertAccount) is a write of its own.
+    const h = harness(store, { logger, tierOf: () => 'free' });
+    await h.submit('a', 3);
+    await h.scheduler.pass();
+    expect(h.started).toEqual(['a-1']);
+    const before = seen.commits;
+    h.finish('a-1');
+    await vi.waitFor(() => expect(h.started).toEqual(['a-1', 'a-2']));
+    await vi.waitFor(async () => expect(await statusOf(store, 'a-1')).toBe('succeeded'));
+    expect(seen.commits - before).toBe(1);
+    expect(await statusOf(store, 'a-2')).toBe('running');
+    expect(logger.error).not.toHaveBeenCalled();
+    await h.scheduler.close();
+    await storage.close();
+  });
+});
