@@ -30,7 +30,7 @@
 //
 // Counting: besides the store's count, this instance's own count of jobs it
 // started bounds an account (a job whose row already left `running` still
-// holds its slot here until `run` settles).
+// holds its slot here until its run gives it back through `ending`, or settles).
 //
 // Turns hold across runners: the store keeps when each account last had a
 // job claimed (by any runner), and the least recently served account goes
@@ -86,7 +86,7 @@ export interface SchedulerOptions {
    * Executes a job the scheduler has moved to running (its row without the
    * workflow: the queue is read without them, and the run reads the one it
    * executes), and settles once the job has left the engine. Moving the row to its terminal status is its
-   * job; a rejection is logged and the slot freed.
+   * job, through `ending`; a rejection is logged and the slot freed.
    */
   run: (job: JobSummary, ending: Ending) => Promise<void>;
   /** Checked by `admit`; none means credits are unlimited. */
@@ -99,9 +99,12 @@ export interface SchedulerOptions {
 
 /**
  * Given to `run` with each job: the run calls it once, with its end's write,
- * when the job has left the engine. The job's slot is free from then on, and
- * `write` runs just before the claim that fills the slot, so a storage that
- * commits writes queued together in one commit (SQLite) commits both at once.
+ * when the job has left the engine. Over a store that writes in call order
+ * (JobStore.serialWrites) the job's slot is free from then on, and `write`
+ * starts just ahead of the next claims (or at the end of the pass), so a
+ * store that commits writes queued together (SQLite) commits them as one.
+ * Otherwise, and once the scheduler is closed, `write` starts at once and
+ * the slot is held until the run settles.
  */
 export type Ending = <T>(write: () => Promise<T>) => Promise<T>;
 
@@ -136,6 +139,8 @@ interface Lane {
   headSeq: number;
   /** The tier's limit; undefined until looked up. */
   limit?: number;
+  /** Its queued jobs not yet claimed in this pass, as the listing counted them. */
+  queued: number;
 }
 
 export function createScheduler(opts: SchedulerOptions): Scheduler {
@@ -228,7 +233,8 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
       })
       .finally(() => {
         free(job);
-        // Also after an early free: a claim that came before a failed end write is tried again.
+        // Also after an early free: a claim that came back empty because the end written ahead of
+        // it failed (or found the row moved) is tried again.
         kick();
       });
   }
@@ -267,6 +273,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
       accountId: a.account_id,
       lastClaimed: a.last_claimed_at,
       headSeq: a.oldest_seq,
+      queued: a.queued,
     }));
     const drop = (lane: Lane) => {
       const i = lanes.indexOf(lane);
@@ -276,38 +283,25 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     while (!closed && lanes.length > 0) {
       const room = Math.min(budget, engineCapacity());
       if (!(room > 0)) break;
-      // The starts of the free slots, in turn order as if every claim succeeds (each planned
-      // start puts its account at the back), claimed at once: the store runs them in this order.
-      const startedAt = now();
-      const plan: Lane[] = [];
-      const planned = new Map<Lane, number>();
       /** The planned accounts' turns before planning: only the claims that succeed count as served. */
       const turns = new Map<string, number | undefined>();
-      const open = [...lanes];
-      while (plan.length < (together ? room : 1) && open.length > 0) {
-        const lane = next(open);
-        lane.limit ??= limits.limitOf(await tierOf(lane.accountId));
-        const taken = planned.get(lane) ?? 0;
-        if (localRunning(lane.accountId) + taken >= lane.limit) {
-          open.splice(open.indexOf(lane), 1);
-          if (taken === 0) drop(lane);
-          continue;
+      let plan: Lane[];
+      let results: PromiseSettledResult<JobSummary | null>[];
+      try {
+        plan = await planStarts(lanes, together ? room : 1, turns, drop);
+        if (plan.length === 0) break;
+        // Queued ahead of the claims: their counts see them.
+        flushEnds();
+        const claimedAt = now();
+        // All issued before any is answered, in plan order (a store that throws instead of rejecting included).
+        results = await Promise.allSettled(
+          plan.map(async (lane) => store.claimJob({ account_id: lane.accountId, limit: lane.limit!, owner, now: claimedAt, lease_ms: leaseMs })),
+        );
+      } finally {
+        for (const [accountId, turn] of turns) {
+          if (turn === undefined) lastServed.delete(accountId);
+          else lastServed.set(accountId, turn);
         }
-        planned.set(lane, taken + 1);
-        plan.push(lane);
-        if (!turns.has(lane.accountId)) turns.set(lane.accountId, lastServed.get(lane.accountId));
-        lane.lastClaimed = startedAt;
-        served(lane.accountId);
-      }
-      if (plan.length === 0) break;
-      // Queued ahead of the claims: their counts see them.
-      flushEnds();
-      const results = await Promise.allSettled(
-        plan.map((lane) => store.claimJob({ account_id: lane.accountId, limit: lane.limit!, owner, now: startedAt, lease_ms: leaseMs })),
-      );
-      for (const [accountId, turn] of turns) {
-        if (turn === undefined) lastServed.delete(accountId);
-        else lastServed.set(accountId, turn);
       }
       let failure: PromiseRejectedResult | undefined;
       results.forEach((result, i) => {
@@ -319,6 +313,8 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
           return;
         }
         lane.headSeq = job.seq;
+        lane.lastClaimed = job.started_at ?? lane.lastClaimed;
+        if (--lane.queued <= 0) drop(lane);
         budget--;
         started++;
         served(lane.accountId);
@@ -328,6 +324,33 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
       if (failure) throw failure.reason;
     }
     return started;
+  }
+
+  /**
+   * Up to `size` starts in turn order as if every claim succeeds: each puts
+   * its account at the back (`served`, its turn before kept in `turns`), and
+   * an account gets no more than its tier's free slots or its queued jobs.
+   */
+  async function planStarts(lanes: Lane[], size: number, turns: Map<string, number | undefined>, drop: (lane: Lane) => void): Promise<Lane[]> {
+    const plan: Lane[] = [];
+    const planned = new Map<Lane, number>();
+    const open = [...lanes];
+    while (plan.length < size && open.length > 0) {
+      const lane = next(open);
+      lane.limit ??= limits.limitOf(await tierOf(lane.accountId));
+      const taken = planned.get(lane) ?? 0;
+      if (taken >= Math.min(lane.limit - localRunning(lane.accountId), lane.queued)) {
+        open.splice(open.indexOf(lane), 1);
+        if (taken === 0) drop(lane);
+        continue;
+      }
+      planned.set(lane, taken + 1);
+      plan.push(lane);
+      if (!turns.has(lane.accountId)) turns.set(lane.accountId, lastServed.get(lane.accountId));
+      lane.lastClaimed = now();
+      served(lane.accountId);
+    }
+    return plan;
   }
 
   function pass(): Promise<number> {

@@ -289,10 +289,11 @@ export interface JobStore {
   listQueuedJobs(accountId: string, limit: number): Promise<JobSummary[]>;
   /**
    * Accounts that have queued jobs, oldest queued job first, each with that
-   * job's `seq` and when any runner last claimed a job of the account
-   * (claimJob's `now`; 0 if never): the turns accounts take, across runners.
+   * job's `seq`, when any runner last claimed a job of the account
+   * (claimJob's `now`; 0 if never): the turns accounts take, across runners;
+   * and how many jobs it has queued (the most a pass claims for it).
    */
-  listAccountsWithQueuedJobs(limit: number): Promise<Array<{ account_id: string; oldest_seq: number; last_claimed_at: number }>>;
+  listAccountsWithQueuedJobs(limit: number): Promise<Array<{ account_id: string; oldest_seq: number; last_claimed_at: number; queued: number }>>;
   countJobs(statuses: string[], accountId?: string): Promise<number>;
   /**
    * Jobs in these statuses counted by status and their account's tier (an

@@ -181,7 +181,7 @@ export function createMemoryJobStore(
         // Pick order puts priority first: the oldest may be anywhere in the queue.
         let oldest_seq = Infinity;
         for (const j of queue) oldest_seq = Math.min(oldest_seq, j.seq);
-        accounts.push({ account_id, oldest_seq, last_claimed_at: lastClaimed.get(account_id) ?? 0 });
+        accounts.push({ account_id, oldest_seq, last_claimed_at: lastClaimed.get(account_id) ?? 0, queued: queue.length });
       }
       return accounts.sort((x, y) => x.oldest_seq - y.oldest_seq).slice(0, limit);
     },

@@ -22,6 +22,7 @@ export function createSqlJobQueueReads(
         .selectFrom('queue_counts as c')
         .select((eb) => [
           'c.account_id',
+          'c.queued',
           eb
             .selectFrom('jobs')
             .select((j) => j.fn.min('seq').as('s'))
@@ -41,7 +42,7 @@ export function createSqlJobQueueReads(
       return db
         .selectFrom(queued)
         .leftJoin('counters', (join) => join.on('counters.name', '=', sql<string>`${CLAIM_PREFIX} || q.account_id`))
-        .select(['q.account_id', 'q.oldest_seq', 'counters.value as last_claimed_at'])
+        .select(['q.account_id', 'q.oldest_seq', 'q.queued', 'counters.value as last_claimed_at'])
         .orderBy('q.oldest_seq');
     },
     direct,
@@ -89,6 +90,7 @@ export function createSqlJobQueueReads(
                 account_id: r.account_id,
                 oldest_seq: toNumber(r.oldest_seq),
                 last_claimed_at: r.last_claimed_at === null ? 0 : toNumber(r.last_claimed_at),
+                queued: toNumber(r.queued),
               },
             ],
       );

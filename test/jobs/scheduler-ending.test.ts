@@ -46,8 +46,8 @@ function traced(store: MetadataStore) {
   return { store: wrapped, calls, maxInFlight: () => maxInFlight };
 }
 
-/** A scheduler whose runs last until `finish(id)`, then end their job through `ending`. */
-function harness(store: MetadataStore, options: Partial<SchedulerOptions> = {}) {
+/** A scheduler whose runs last until `finish(id)`, then end their job through `ending` (`afterEnding` is called right after). */
+function harness(store: MetadataStore, options: Partial<SchedulerOptions> = {}, afterEnding?: () => void) {
   const started: string[] = [];
   const gates = new Map<string, () => void>();
   /** scheduler.running() just after each run called `ending`. */
@@ -57,6 +57,7 @@ function harness(store: MetadataStore, options: Partial<SchedulerOptions> = {}) 
     await new Promise<void>((resolve) => gates.set(job.id, resolve));
     const written = ending(() => store.transitionJob(job.id, 'running', 'succeeded', { completed_at: 2, lease: null }));
     runningAtEnd.push(scheduler.running());
+    afterEnding?.();
     await written;
   };
   const scheduler = createScheduler({ store, run, now: () => 1_000, ...options });
@@ -137,6 +138,110 @@ describe('ending, over a store that writes in call order', () => {
     expect(await h.scheduler.pass()).toBe(1);
     expect(h.started).toContain('b-2');
     await h.scheduler.close();
+  });
+
+  it('claims no more jobs for an account than it has queued', async () => {
+    const memory = createMemoryStorage().metadata;
+    await memory.upsertAccount({ id: 'a', tier: 'pro' });
+    const t = traced(memory);
+    const h = harness(t.store);
+    await h.submit('a', 1);
+    expect(await h.scheduler.pass()).toBe(1);
+    expect(t.calls).toEqual(['claim a', 'claimed a-1']);
+    await h.scheduler.close();
+  });
+
+  it('a tier lookup that fails while planning leaves the turns as they were', async () => {
+    const memory = createMemoryStorage().metadata;
+    let slots = 2;
+    let failB = true;
+    const h = harness(memory, {
+      engineCapacity: () => slots - h.scheduler.running(),
+      tierOf: async (id) => {
+        if (id === 'b' && failB) throw new Error('database is locked');
+        return 'pro';
+      },
+    });
+    await h.submit('a', 1);
+    await h.submit('b', 1);
+    await expect(h.scheduler.pass()).rejects.toThrow('database is locked');
+    expect(h.started).toEqual([]);
+    failB = false;
+    slots = 1;
+    // a was planned before b's lookup failed, but never served: it is still first.
+    expect(await h.scheduler.pass()).toBe(1);
+    expect(h.started).toEqual(['a-1']);
+    await h.scheduler.close();
+  });
+
+  it('starts the jobs claimed before a claim that throws instead of rejecting', async () => {
+    const memory = createMemoryStorage().metadata;
+    for (const id of ['a', 'b']) await memory.upsertAccount({ id, tier: 'pro' });
+    const store: MetadataStore = {
+      ...memory,
+      claimJob(claim) {
+        if (claim.account_id === 'b') throw new Error('not open');
+        return memory.claimJob(claim);
+      },
+    };
+    const h = harness(store);
+    await h.submit('a', 1);
+    await h.submit('b', 1);
+    await expect(h.scheduler.pass()).rejects.toThrow('not open');
+    expect(h.started).toEqual(['a-1']);
+    expect(await statusOf(memory, 'b-2')).toBe('queued');
+    await h.scheduler.close();
+  });
+
+  it('tries the claim again once an end written ahead of it failed and was written again', async () => {
+    const memory = createMemoryStorage().metadata;
+    await memory.upsertAccount({ id: 'a', tier: 'free' });
+    let failEnd = true;
+    const t = traced({
+      ...memory,
+      async transitionJob(id, from, to, patch, guard) {
+        if (failEnd) {
+          failEnd = false;
+          throw new Error('disk I/O error');
+        }
+        return memory.transitionJob(id, from, to, patch, guard);
+      },
+    });
+    const started: string[] = [];
+    const scheduler = createScheduler({
+      store: t.store,
+      now: () => 1_000,
+      async run(job, ending) {
+        started.push(job.id);
+        const write = () => t.store.transitionJob(job.id, 'running', 'succeeded', { completed_at: 2, lease: null });
+        // As the runner does: the first try through `ending`, the retry straight.
+        await ending(write).catch(() => write());
+      },
+    });
+    for (const id of ['a-1', 'a-2']) await t.store.createJob({ id, account_id: 'a', status: 'queued', workflow: {}, created_at: 0, expires_at: 1e15 });
+    await scheduler.pass();
+    expect(started).toEqual(['a-1']);
+    await vi.waitFor(() => expect(started).toEqual(['a-1', 'a-2']));
+    // The free tier's one slot: the claim behind the failed end found a-1 still running.
+    expect(t.calls.filter((c) => c.startsWith('claimed'))).toEqual(['claimed a-1', 'claimed null', 'claimed a-2']);
+    await scheduler.close();
+  });
+
+  it('close writes the ends still waiting for a pass, and starts nothing more', async () => {
+    const memory = createMemoryStorage().metadata;
+    await memory.upsertAccount({ id: 'a', tier: 'free' });
+    let closing: Promise<void> | undefined;
+    const h = harness(memory, {}, () => {
+      closing ??= h.scheduler.close();
+    });
+    await h.submit('a', 2);
+    await h.scheduler.pass();
+    h.finish('a-1');
+    await vi.waitFor(() => expect(closing).toBeDefined());
+    await closing;
+    await vi.waitFor(async () => expect(await statusOf(memory, 'a-1')).toBe('succeeded'));
+    expect(h.started).toEqual(['a-1']);
+    expect(await statusOf(memory, 'a-2')).toBe('queued');
   });
 
   it('writes an end that comes after close at once', async () => {

@@ -109,8 +109,8 @@ export function jobLeaseCases(getStore: () => JobStoreWithOutputs): void {
     // acc1 is at its limit of 1: nothing starts, and its last claim stays T0 + 10.
     expect(await store.claimJob(claim({ now: T0 + 30 }))).toBeNull();
     expect(await store.listAccountsWithQueuedJobs(10)).toEqual([
-      { account_id: 'acc1', oldest_seq: expect.any(Number), last_claimed_at: T0 + 10 },
-      { account_id: 'acc2', oldest_seq: expect.any(Number), last_claimed_at: T0 + 20 },
+      { account_id: 'acc1', oldest_seq: expect.any(Number), last_claimed_at: T0 + 10, queued: 1 },
+      { account_id: 'acc2', oldest_seq: expect.any(Number), last_claimed_at: T0 + 20, queued: 1 },
     ]);
   });
 

@@ -311,7 +311,7 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
       expect(ids(await store.listQueuedJobs('acc1', 2))).toEqual(['high-later', 'mid']);
     });
 
-    it('listAccountsWithQueuedJobs: each account once, with its oldest queued seq, oldest first', async () => {
+    it('listAccountsWithQueuedJobs: each account once, with its oldest queued seq and its queued count, oldest first', async () => {
       const [a1, b1, , c1, b2] = await createAll(
         job('a1'),
         job('b1', { account_id: 'acc2' }),
@@ -325,9 +325,9 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
       const a2 = (await store.getJobById('a2'))!;
       // No job was claimed (claimJob): every account's last claim is 0.
       expect(await store.listAccountsWithQueuedJobs(10)).toEqual([
-        { account_id: 'acc2', oldest_seq: b1!.seq, last_claimed_at: 0 },
-        { account_id: 'acc1', oldest_seq: a2.seq, last_claimed_at: 0 },
-        { account_id: 'acc3', oldest_seq: c1!.seq, last_claimed_at: 0 },
+        { account_id: 'acc2', oldest_seq: b1!.seq, last_claimed_at: 0, queued: 2 },
+        { account_id: 'acc1', oldest_seq: a2.seq, last_claimed_at: 0, queued: 1 },
+        { account_id: 'acc3', oldest_seq: c1!.seq, last_claimed_at: 0, queued: 1 },
       ]);
       expect(a2.seq).toBeGreaterThan(a1!.seq);
       expect(b2!.seq).toBeGreaterThan(b1!.seq);
