@@ -78,14 +78,19 @@ function harness(store: MetadataStore, options: Partial<SchedulerOptions> = {}, 
   return { scheduler, started, runningAtEnd, submit, finish };
 }
 
+/** Account `a` of `tier` in a memory store whose ends and claims are traced, and a harness over it. */
+async function tracedHarness(tier: string) {
+  const memory = createMemoryStorage().metadata;
+  await memory.upsertAccount({ id: 'a', tier });
+  const t = traced(memory);
+  return { memory, t, h: harness(t.store) };
+}
+
 const statusOf = async (store: MetadataStore, id: string) => (await store.getJobById(id))?.status;
 
 describe('ending, over a store that writes in call order', () => {
   it('frees the slot at once and writes the end just ahead of the claim that fills it, whose count sees it', async () => {
-    const memory = createMemoryStorage().metadata;
-    await memory.upsertAccount({ id: 'a', tier: 'free' });
-    const t = traced(memory);
-    const h = harness(t.store);
+    const { memory, t, h } = await tracedHarness('free');
     await h.submit('a', 2);
     await h.scheduler.pass();
     expect(h.started).toEqual(['a-1']);
@@ -100,10 +105,7 @@ describe('ending, over a store that writes in call order', () => {
   });
 
   it('claims every free slot of a pass at once, the ends that freed them written first', async () => {
-    const memory = createMemoryStorage().metadata;
-    await memory.upsertAccount({ id: 'a', tier: 'pro' });
-    const t = traced(memory);
-    const h = harness(t.store);
+    const { t, h } = await tracedHarness('pro');
     await h.submit('a', 10);
     expect(await h.scheduler.pass()).toBe(5);
     expect(t.maxInFlight()).toBe(5);
@@ -141,10 +143,7 @@ describe('ending, over a store that writes in call order', () => {
   });
 
   it('claims no more jobs for an account than it has queued', async () => {
-    const memory = createMemoryStorage().metadata;
-    await memory.upsertAccount({ id: 'a', tier: 'pro' });
-    const t = traced(memory);
-    const h = harness(t.store);
+    const { t, h } = await tracedHarness('pro');
     await h.submit('a', 1);
     expect(await h.scheduler.pass()).toBe(1);
     expect(t.calls).toEqual(['claim a', 'claimed a-1']);
@@ -218,7 +217,8 @@ describe('ending, over a store that writes in call order', () => {
         await ending(write).catch(() => write());
       },
     });
-    for (const id of ['a-1', 'a-2']) await t.store.createJob({ id, account_id: 'a', status: 'queued', workflow: {}, created_at: 0, expires_at: 1e15 });
+    for (const id of ['a-1', 'a-2'])
+      await t.store.createJob({ id, account_id: 'a', status: 'queued', workflow: {}, created_at: 0, expires_at: 1e15 });
     await scheduler.pass();
     expect(started).toEqual(['a-1']);
     await vi.waitFor(() => expect(started).toEqual(['a-1', 'a-2']));
