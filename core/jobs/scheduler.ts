@@ -180,9 +180,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     if (lastServed.size > SERVED_MEMORY) lastServed.delete(lastServed.keys().next().value!);
   }
 
-  // With a store whose writes run in call order (JobStore.serialWrites), a run's end is
-  // written just ahead of the claims that fill its slot, and a pass claims the jobs of
-  // all its free slots at once: on SQLite they share one commit, where each had its own.
+  // Batches (see the top of this file): only where writes run in call order.
   const together = store.serialWrites === true;
   /** Ends' writes waiting for the next claims (or the pass's end) to go just ahead of them. */
   const ends: Array<() => void> = [];
@@ -202,11 +200,11 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
   function launch(job: JobSummary) {
     runningJobs.set(job.id, job.account_id);
     runningByAccount.set(job.account_id, localRunning(job.account_id) + 1);
-    // The slot is free once the job has left the engine; a claim can fill it as the end is
-    // written, as the claim's count sees the end, written first.
     const ending: Ending = (write) => {
       if (!together || closed || !free(job)) return write();
       return new Promise((resolve, reject) => {
+        // Started by flushEnds itself, not a microtask later: it must join the store's queue
+        // before the claims issued right after.
         ends.push(() => {
           try {
             write().then(resolve, reject);
@@ -313,7 +311,6 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
           return;
         }
         lane.headSeq = job.seq;
-        lane.lastClaimed = job.started_at ?? lane.lastClaimed;
         if (--lane.queued <= 0) drop(lane);
         budget--;
         started++;
@@ -335,6 +332,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     const plan: Lane[] = [];
     const planned = new Map<Lane, number>();
     const open = [...lanes];
+    const at = now();
     while (plan.length < size && open.length > 0) {
       const lane = next(open);
       lane.limit ??= limits.limitOf(await tierOf(lane.accountId));
@@ -347,7 +345,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
       planned.set(lane, taken + 1);
       plan.push(lane);
       if (!turns.has(lane.accountId)) turns.set(lane.accountId, lastServed.get(lane.accountId));
-      lane.lastClaimed = now();
+      lane.lastClaimed = at;
       served(lane.accountId);
     }
     return plan;
