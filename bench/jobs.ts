@@ -4,7 +4,8 @@
 //    submitted through POST /api/v2/jobs in process, SQLite vs memory storage.
 //    Target: SQLite at least 75 % of memory.
 // 2. Submission latency p50/p99 with 10,000 jobs queued vs 100 (SQLite, nothing
-//    runs). Target: p50 and p99 ratios 10k/100 under 2.
+//    runs), 4,000 timed submissions per depth; p99 is the mean of the band
+//    p98.5-p99.5 (see bandPercentile). Target: p50 and p99 ratios 10k/100 under 2.
 // 3. GET /api/v2/jobs/{id} requests/s through the Node server vs a bare
 //    node:http server sending the same bytes. Target: at least 50 %.
 // 4. The same with an API key (Authorization: Bearer) on every request, as a
@@ -30,8 +31,8 @@ const SUBMITTERS = 32;
 const PARALLEL_JOBS = 64;
 const SHALLOW = 100;
 const DEEP = 10_000;
-const TIMED_SUBMISSIONS = 500;
-const WARMUP_SUBMISSIONS = 100;
+const TIMED_SUBMISSIONS = 4_000;
+const WARMUP_SUBMISSIONS = 200;
 const WINDOW_MS = 5_000;
 const WARMUP_MS = 1_000;
 
@@ -144,6 +145,20 @@ async function throughput(kind: StorageKind): Promise<{ jps: number; cpuUs: numb
 }
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+
+/**
+ * The mean of the samples from percentile p - 0.5 to p + 0.5. Part 2's p99 sits where about 1 % of
+ * submissions in either service land on a pause of the whole process (a scavenge, a WAL
+ * checkpoint): one order statistic there is either a pause or not, and flips with a few samples
+ * more or less (0.9 or 2.1 ms in the same tree). The band's mean moves with the share of pauses
+ * instead of jumping at it.
+ */
+const bandPercentile = (sorted: number[], p: number) => {
+  const from = Math.max(0, Math.floor(((p - 0.5) / 100) * sorted.length));
+  const to = Math.min(sorted.length, Math.ceil(((p + 0.5) / 100) * sorted.length));
+  const band = sorted.slice(from, to);
+  return band.reduce((a, b) => a + b, 0) / band.length;
+};
 
 /**
  * Part 2: two API-only services on SQLite, one filled to 100 queued jobs and
@@ -265,9 +280,9 @@ function printThroughput(jps: { memory: number; sqlite: number }, cpuUs: { memor
 function printLatency(latency: Awaited<ReturnType<typeof submissionLatency>>): void {
   const [p50s, p99s, p50d, p99d] = [
     percentile(latency.shallow, 50),
-    percentile(latency.shallow, 99),
+    bandPercentile(latency.shallow, 99),
     percentile(latency.deep, 50),
-    percentile(latency.deep, 99),
+    bandPercentile(latency.deep, 99),
   ];
   console.log(
     `\n2. POST /api/v2/jobs latency, SQLite, runJobs false, ${TIMED_SUBMISSIONS} sequential submissions per depth` +
@@ -276,9 +291,11 @@ function printLatency(latency: Awaited<ReturnType<typeof submissionLatency>>): v
   row(`p50 at depth ${DEEP}`, ms(p50d));
   row(`p50 at depth ${SHALLOW} (baseline)`, ms(p50s));
   row('ratio p50', `${(p50d / p50s).toFixed(2)} x`, '< 2 x', verdict(p50d / p50s < 2));
-  row(`p99 at depth ${DEEP}`, ms(p99d));
+  row(`p99 at depth ${DEEP} (mean of p98.5-p99.5)`, ms(p99d));
   row(`p99 at depth ${SHALLOW} (baseline)`, ms(p99s));
   row('ratio p99', `${(p99d / p99s).toFixed(2)} x`, '< 2 x', verdict(p99d / p99s < 2));
+  const [raw99d, raw99s] = [percentile(latency.deep, 99), percentile(latency.shallow, 99)];
+  row('  p99 as one sample', `${(raw99d / raw99s).toFixed(2)} x`, `(diagnostic; ${ms(raw99d)} at ${DEEP}, ${ms(raw99s)} at ${SHALLOW})`);
 }
 
 function printGets({ ready, graphrun, bare, keyed }: Awaited<ReturnType<typeof getThroughput>>): void {
