@@ -43,9 +43,33 @@ export function createMemoryAssetStore(
   { blobs, assets, blocked, viewVersions }: MemoryAssetTables = createMemoryAssetTables(),
   holdsLease: (fence: LeaseFence) => boolean = () => false,
 ): AssetStore {
+  // Indexes over the tables, kept by this store (the only one that writes them), so a lookup by
+  // hash, blob or job costs the same with a million rows as with ten, as the SQL store's do.
+  const keyByHash = new Map<string, string>();
+  const byBlob = new Map<string, Set<string>>();
+  const byJob = new Map<string, Set<string>>();
+  const addTo = (index: Map<string, Set<string>>, key: string, id: string) => {
+    const ids = index.get(key);
+    if (ids) ids.add(id);
+    else index.set(key, new Set([id]));
+  };
+  const dropFrom = (index: Map<string, Set<string>>, key: string, id: string) => {
+    const ids = index.get(key);
+    if (ids?.delete(id) && ids.size === 0) index.delete(key);
+  };
+  // Rows already in tables given from outside.
+  for (const b of blobs.values()) if (b.hash !== null) keyByHash.set(b.hash, b.key);
+  for (const a of assets.values()) {
+    addTo(byBlob, a.blob_key, a.id);
+    if (a.job_id !== null) addTo(byJob, a.job_id, a.id);
+  }
+  const rows = (ids: Set<string> | undefined): NewAsset[] => (ids ? [...ids].map((id) => assets.get(id)!) : []);
+
   /** Removes the asset row; its job's view changed. */
   const remove = (a: NewAsset) => {
     assets.delete(a.id);
+    dropFrom(byBlob, a.blob_key, a.id);
+    if (a.job_id !== null) dropFrom(byJob, a.job_id, a.id);
     bump(a.job_id);
   };
   const bump = (jobId: string | null) => {
@@ -56,7 +80,7 @@ export function createMemoryAssetStore(
     const blob = blobs.get(a.blob_key)!;
     return { ...a, node_id: a.node_id ?? null, output_type: a.output_type ?? null, tags: [...a.tags], hash: blob.hash, size_bytes: blob.size };
   };
-  const hashTaken = (hash: string | null, key: string) => hash !== null && [...blobs.values()].some((b) => b.hash === hash && b.key !== key);
+  const hashTaken = (hash: string | null, key: string) => hash !== null && (keyByHash.get(hash) ?? key) !== key;
   const liveOf = (accountId: string, now: number) => [...assets.values()].filter((a) => a.account_id === accountId && isLive(a, now));
 
   return {
@@ -67,8 +91,13 @@ export function createMemoryAssetStore(
       if (assets.has(asset.id)) throw new Error(`asset ${asset.id} already exists`);
       const blobCreated = !blobs.has(blob.key);
       if (blobCreated && hashTaken(blob.hash, blob.key)) throw new Error(`blob hash ${blob.hash} already exists`);
-      if (blobCreated) blobs.set(blob.key, { ...blob, created_at: Date.now() });
+      if (blobCreated) {
+        blobs.set(blob.key, { ...blob, created_at: Date.now() });
+        if (blob.hash !== null) keyByHash.set(blob.hash, blob.key);
+      }
       assets.set(asset.id, { ...asset, node_id: asset.node_id ?? null, output_type: asset.output_type ?? null, tags: [...asset.tags] });
+      addTo(byBlob, asset.blob_key, asset.id);
+      if (asset.job_id !== null) addTo(byJob, asset.job_id, asset.id);
       bump(asset.job_id);
       return { asset: view(assets.get(asset.id)!), blob_created: blobCreated };
     },
@@ -76,11 +105,13 @@ export function createMemoryAssetStore(
       const blob = blobs.get(key);
       if (!blob) return;
       if (hashTaken(hash, key)) throw new Error(`blob hash ${hash} already exists`);
+      if (blob.hash !== null && keyByHash.get(blob.hash) === key) keyByHash.delete(blob.hash);
       blob.hash = hash;
+      if (hash !== null) keyByHash.set(hash, key);
     },
     async findBlobByHash(hash) {
-      for (const b of blobs.values()) if (b.hash === hash) return { ...b };
-      return null;
+      const key = keyByHash.get(hash);
+      return key === undefined ? null : { ...blobs.get(key)! };
     },
 
     async getAsset(accountId, id, now) {
@@ -94,14 +125,15 @@ export function createMemoryAssetStore(
       return found.length > 0 ? view(found[0]) : null;
     },
     async listAssetsByHash(accountId, hash, now) {
-      return liveOf(accountId, now)
-        .filter((a) => blobs.get(a.blob_key)?.hash === hash)
+      const key = keyByHash.get(hash);
+      return rows(key === undefined ? undefined : byBlob.get(key))
+        .filter((a) => a.account_id === accountId && isLive(a, now))
         .sort(newestFirst)
         .map(view);
     },
     async listJobAssets(accountId, jobId) {
-      return [...assets.values()]
-        .filter((a) => a.job_id === jobId && a.account_id === accountId)
+      return rows(byJob.get(jobId))
+        .filter((a) => a.account_id === accountId)
         .sort(oldestFirst)
         .map(view);
     },
@@ -114,7 +146,7 @@ export function createMemoryAssetStore(
 
     async blockBlob(key, _reason, _now) {
       blocked.add(key);
-      const over = [...assets.values()].filter((a) => a.blob_key === key);
+      const over = rows(byBlob.get(key));
       for (const a of over) remove(a);
       return over.map((a) => a.id);
     },
@@ -131,15 +163,16 @@ export function createMemoryAssetStore(
       return expired.map((a) => a.blob_key);
     },
     async listUnreferencedBlobs(limit) {
-      const referenced = new Set([...assets.values()].map((a) => a.blob_key));
       return [...blobs.values()]
-        .filter((b) => !referenced.has(b.key))
+        .filter((b) => !byBlob.has(b.key))
         .sort((x, y) => x.created_at - y.created_at)
         .slice(0, limit)
         .map((b) => b.key);
     },
     async deleteBlobIfUnreferenced(key) {
-      for (const a of assets.values()) if (a.blob_key === key) return false;
+      if (byBlob.has(key)) return false;
+      const blob = blobs.get(key);
+      if (blob?.hash != null && keyByHash.get(blob.hash) === key) keyByHash.delete(blob.hash);
       return blobs.delete(key);
     },
     async knownBlobKeys(keys) {
