@@ -1,0 +1,88 @@
+// Small-blob benchmark (npm run bench:small-blobs): what the fs blob store
+// spends to make one small object durable (a job's 150-byte image, as on the
+// worker path of bench:worker), next to a bare writer doing the least a durable
+// file needs (open, write, fsync, close), in the same process and run.
+// Three cases, each BENCH_BLOBS writes (default 2,000) after 200 warm-up ones,
+// run twice in alternation with the bare writer:
+// - store, new prefix directory: random keys, as a store holding fewer blobs
+//   than its 65,536 prefix directories sees for most writes;
+// - store, existing prefix directory: keys sharing their prefix;
+// - bare writer: one file per blob in one directory.
+// Printed: CPU (user + system, every thread) and wall time per blob, and the
+// store's CPU as a multiple of the bare writer's. No target: a diagnostic for
+// the worker target of bench:worker, where each job stores one such output.
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createFsBlobStore } from '../storage/fs/blob-store.ts';
+
+const BLOBS = Number(process.env.BENCH_BLOBS ?? 2000);
+const WARMUP = 200;
+const SIZE = 150;
+
+if (!Number.isInteger(BLOBS) || BLOBS < 10) {
+  console.error(`BENCH_BLOBS must be a whole number of at least 10, got "${process.env.BENCH_BLOBS}".`);
+  process.exit(2);
+}
+
+const cpuMicros = () => {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+};
+
+interface Figures {
+  cpuUs: number;
+  wallUs: number;
+}
+
+/** Runs `write` n times one after another: CPU and wall time per write. */
+async function measure(n: number, write: () => Promise<void>): Promise<Figures> {
+  const cpu0 = cpuMicros();
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) await write();
+  return { cpuUs: (cpuMicros() - cpu0) / n, wallUs: ((performance.now() - t0) * 1000) / n };
+}
+
+const dir = await mkdtemp(join(tmpdir(), 'graphrun-bench-small-blobs-'));
+try {
+  const store = await createFsBlobStore({ dir: join(dir, 'blobs') });
+  const bareDir = join(dir, 'bare');
+  await mkdir(bareDir);
+  const key = (shared: boolean) => (shared ? 'abcd' : '') + randomBytes(16).toString('hex');
+  const viaStore = (shared: boolean) => async () => {
+    const writer = await store.begin();
+    await writer.write(randomBytes(SIZE));
+    await writer.commit(key(shared));
+  };
+  const bare = async () => {
+    const fh = await open(join(bareDir, key(false)), 'wx');
+    try {
+      await fh.write(randomBytes(SIZE));
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  };
+  const cases = { fresh: viaStore(false), shared: viaStore(true), bare };
+  for (const write of Object.values(cases)) await measure(WARMUP, write);
+  const runs: Record<keyof typeof cases, Figures[]> = { fresh: [], shared: [], bare: [] };
+  // Alternating halves: a noisy moment of the machine lands on one half of one case, not on a whole case.
+  for (let round = 0; round < 2; round++) {
+    for (const name of Object.keys(cases) as Array<keyof typeof cases>) runs[name].push(await measure(BLOBS / 2, cases[name]));
+  }
+  const mean = (fs: Figures[]): Figures => ({
+    cpuUs: fs.reduce((a, f) => a + f.cpuUs, 0) / fs.length,
+    wallUs: fs.reduce((a, f) => a + f.wallUs, 0) / fs.length,
+  });
+  const base = mean(runs.bare);
+  const row = (label: string, f: Figures, ratio: string) =>
+    console.log(`  ${label.padEnd(44)}${`${f.cpuUs.toFixed(0)} us`.padEnd(14)}${`${f.wallUs.toFixed(0)} us`.padEnd(14)}${ratio}`);
+  console.log(`\nsmall blobs: ${BLOBS} writes of ${SIZE} bytes per case, one at a time, after ${WARMUP} warm-up writes each\n`);
+  console.log(`  ${''.padEnd(44)}${'CPU/blob'.padEnd(14)}${'wall/blob'.padEnd(14)}CPU vs bare`);
+  row('fs blob store, new prefix directory', mean(runs.fresh), `${(mean(runs.fresh).cpuUs / base.cpuUs).toFixed(2)} x`);
+  row('fs blob store, existing prefix directory', mean(runs.shared), `${(mean(runs.shared).cpuUs / base.cpuUs).toFixed(2)} x`);
+  row('bare open/write/fsync/close (baseline)', base, '1.00 x');
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
