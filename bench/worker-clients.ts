@@ -132,3 +132,14 @@ export async function openDirect(url: string): Promise<DirectWorker> {
     close: () => ws.terminate(),
   };
 }
+
+/** The storages bench/worker-server.ts can run graphrun on (BENCH_STORAGE); the first is the default, the one the targets judge. */
+export const STORAGES = ['sqlite+fs-blobs', 'memory', 'sqlite+memory-blobs', 'memory+fs-blobs'] as const;
+
+/** BENCH_STORAGE, checked. */
+export function benchStorage(): (typeof STORAGES)[number] {
+  const kind = process.env.BENCH_STORAGE ?? STORAGES[0];
+  const known = STORAGES.find((s) => s === kind);
+  if (known === undefined) throw new Error(`BENCH_STORAGE must be one of ${STORAGES.join(', ')}; got "${kind}"`);
+  return known;
+}

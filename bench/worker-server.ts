@@ -2,12 +2,18 @@
 // sets it up (SQLite + fs blobs in the directory argv[2], the worker engine on
 // the worker URLs argv[3..], as many jobs at once as there are workers) behind
 // the Node server. It reports its URL once the engine has seen a worker.
+// BENCH_STORAGE swaps either half of the storage for memory, to show what each
+// costs per job (the targets judge the default): `memory` (both halves),
+// `sqlite+memory-blobs`, `memory+fs-blobs`.
 import { join } from 'node:path';
 import { serve } from '../adapters/node/server.ts';
 import { createComfyEngine } from '../engine/comfyui/engine.ts';
 import { consoleLogger, createService } from '../index.ts';
 import { createFsBlobStore } from '../storage/fs/blob-store.ts';
+import { createMemoryBlobStore, createMemoryMetadataStore } from '../storage/memory/index.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
+import type { BlobStore, Storage } from '../storage/types.ts';
+import { benchStorage } from './worker-clients.ts';
 
 export type ServerMessage = { type: 'ready'; url: string } | { type: 'cpu'; micros: number } | { type: 'error'; message: string };
 export type ServerRequest = { type: 'cpu' } | { type: 'stop' };
@@ -17,7 +23,11 @@ if (dir === undefined || workers.length === 0 || !process.send)
   throw new Error('run by bench/worker.ts: fork with IPC; argv: a data directory, worker URLs');
 const send = (message: ServerMessage) => process.send!(message);
 
-const storage = await createSqliteStorage({ filename: join(dir, 'graphrun.db'), blobs: await createFsBlobStore({ dir: join(dir, 'blobs') }) });
+const kind = benchStorage();
+const blobs: BlobStore = kind.endsWith('fs-blobs') ? await createFsBlobStore({ dir: join(dir, 'blobs') }) : createMemoryBlobStore();
+const storage: Storage = kind.startsWith('sqlite')
+  ? await createSqliteStorage({ filename: join(dir, 'graphrun.db'), blobs })
+  : { metadata: createMemoryMetadataStore(), blobs };
 const engine = createComfyEngine({ workers });
 // The console logger only writes warnings and errors: a quiet run is a clean one.
 // The local account's tier ('default') runs one job at a time by default: here one per worker, so

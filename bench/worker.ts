@@ -25,12 +25,15 @@
 // direct, floor - direct, graphrun - floor.
 // Targets: graphrun adds under 5 ms at p50 (graphrun - direct), and its server
 // spends under 5 ms of CPU per job.
+// BENCH_STORAGE=memory (both halves; or sqlite+memory-blobs, memory+fs-blobs)
+// runs graphrun with that part of its storage in memory: what SQLite and the blob files each
+// add per job. The targets judge the default, sqlite+fs-blobs.
 import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type DirectWorker, imageWorkflow, openDirect, runThroughGraphrun, type Workflow } from './worker-clients.ts';
+import { benchStorage, type DirectWorker, imageWorkflow, openDirect, runThroughGraphrun, STORAGES, type Workflow } from './worker-clients.ts';
 import type { FakesMessage, FakesRequest } from './worker-fakes.ts';
 import type { ServerMessage, ServerRequest } from './worker-server.ts';
 
@@ -47,6 +50,13 @@ const TARGET_CPU_MS = 5;
 
 if (!Number.isInteger(JOBS) || JOBS < 2) {
   console.error(`BENCH_JOBS must be a whole number of at least 2, got "${process.env.BENCH_JOBS}".`);
+  process.exit(2);
+}
+let STORAGE: (typeof STORAGES)[number];
+try {
+  STORAGE = benchStorage();
+} catch (err) {
+  console.error((err as Error).message);
   process.exit(2);
 }
 if (!Number.isInteger(WARMUP_JOBS) || WARMUP_JOBS < 2) {
@@ -220,7 +230,8 @@ function report(g: Relayed, f: Relayed, d: Batch, warm: [Relayed, Relayed]): voi
   console.log(
     `\nworker: ${JOBS} jobs (EmptyImage 64x64 -> SaveImage, one PNG output) per path on ${WORKERS} fake workers in a child process,` +
       ` ${IN_FLIGHT} in flight (one per worker slot), after ${WARMUP_JOBS} warm-up jobs each;` +
-      ' halves in the order direct, graphrun, floor, floor, graphrun, direct\n',
+      ' halves in the order direct, graphrun, floor, floor, graphrun, direct;' +
+      ` graphrun on ${STORAGE}${STORAGE === STORAGES[0] ? '' : ' (BENCH_STORAGE: the targets judge sqlite+fs-blobs)'}\n`,
   );
   row('', 'graphrun (v2+SSE)', 'floor (bare relay)', 'direct (baseline)', 'graphrun - direct', 'target');
   row('jobs', String(g.latencies.length), String(f.latencies.length), String(d.latencies.length));
