@@ -1,5 +1,5 @@
 // The memory AssetStore keeps its own indexes (hash -> blob, blob -> assets,
-// job -> assets); a write that forgets one leaves reads answering from stale
+// job -> assets, path -> assets); a write that forgets one leaves reads answering from stale
 // entries. The conformance suite checks chosen cases; this replays seeded
 // random operations over a tiny pool of values (so commits collide, blobs are
 // shared, assets expire and get swept) against the memory store and SQLite,
@@ -22,6 +22,7 @@ const JOBS = [...JOB_IDS, null];
 const KEYS = ['b1', 'b2', 'b3', 'b4', 'b5'];
 const HASHES = ['blake3:h1', 'blake3:h2', 'blake3:h3', 'blake3:h4'];
 const IDS = ['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8', 'a9', 'a10'];
+const PATHS = ['in/cat.png', 'in/dog.png'];
 
 /** mulberry32: a tiny seeded PRNG, so a failing seed replays exactly. */
 const mulberry32 = (seed: number) => () => {
@@ -60,7 +61,7 @@ function generator(seed: number) {
           account_id: pick(ACCOUNTS),
           blob_key: blob.key,
           content_type: 'image/png',
-          file_path: rand() < 0.5 ? null : 'in/cat.png',
+          file_path: rand() < 0.4 ? null : pick(PATHS),
           tags: rand() < 0.5 ? [] : ['t'],
           created_at: around(),
           expires_at: rand() < 0.4 ? null : around(),
@@ -92,6 +93,13 @@ function generator(seed: number) {
       () => {
         const [acc, id, now] = [pick(ACCOUNTS), pick(IDS), around()];
         return op('getAsset', [acc, id, now], (s) => s.getAsset(acc, id, now));
+      },
+    ],
+    [
+      2,
+      () => {
+        const [acc, path, now] = [pick(ACCOUNTS), pick(PATHS), around()];
+        return op('findAssetByPath', [acc, path, now], (s) => s.findAssetByPath(acc, path, now));
       },
     ],
     [

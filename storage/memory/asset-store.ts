@@ -44,10 +44,19 @@ export function createMemoryAssetStore(
   holdsLease: (fence: LeaseFence) => boolean = () => false,
 ): AssetStore {
   // Indexes over the tables, kept by this store (the only one that writes them), so a lookup by
-  // hash, blob or job costs the same with a million rows as with ten, as the SQL store's do.
+  // hash, blob, job or file path costs the same with a million rows as with ten, as the SQL store's do.
   const keyByHash = new Map<string, string>();
   const byBlob = new Map<string, Set<string>>();
   const byJob = new Map<string, Set<string>>();
+  const byPath = new Map<string, Set<string>>();
+  /** A file path is the account's own: the key holds both. */
+  const pathKey = (accountId: string, filePath: string) => `${accountId}\n${filePath}`;
+  /** Adds the row to (or drops it from) every index of assets. */
+  const indexAsset = (a: NewAsset, update: (index: Map<string, Set<string>>, key: string, id: string) => void) => {
+    update(byBlob, a.blob_key, a.id);
+    if (a.job_id !== null) update(byJob, a.job_id, a.id);
+    if (typeof a.file_path === 'string') update(byPath, pathKey(a.account_id, a.file_path), a.id);
+  };
   const addTo = (index: Map<string, Set<string>>, key: string, id: string) => {
     const ids = index.get(key);
     if (ids) ids.add(id);
@@ -59,17 +68,13 @@ export function createMemoryAssetStore(
   };
   // Rows already in tables given from outside.
   for (const b of blobs.values()) if (b.hash !== null) keyByHash.set(b.hash, b.key);
-  for (const a of assets.values()) {
-    addTo(byBlob, a.blob_key, a.id);
-    if (a.job_id !== null) addTo(byJob, a.job_id, a.id);
-  }
+  for (const a of assets.values()) indexAsset(a, addTo);
   const rows = (ids: Set<string> | undefined): NewAsset[] => (ids ? [...ids].map((id) => assets.get(id)!) : []);
 
   /** Removes the asset row; its job's view changed. */
   const remove = (a: NewAsset) => {
     assets.delete(a.id);
-    dropFrom(byBlob, a.blob_key, a.id);
-    if (a.job_id !== null) dropFrom(byJob, a.job_id, a.id);
+    indexAsset(a, dropFrom);
     bump(a.job_id);
   };
   const bump = (jobId: string | null) => {
@@ -81,7 +86,6 @@ export function createMemoryAssetStore(
     return { ...a, node_id: a.node_id ?? null, output_type: a.output_type ?? null, tags: [...a.tags], hash: blob.hash, size_bytes: blob.size };
   };
   const hashTaken = (hash: string | null, key: string) => hash !== null && (keyByHash.get(hash) ?? key) !== key;
-  const liveOf = (accountId: string, now: number) => [...assets.values()].filter((a) => a.account_id === accountId && isLive(a, now));
 
   return {
     async commitAsset(blob, asset, fence): Promise<CommitAssetResult> {
@@ -96,8 +100,7 @@ export function createMemoryAssetStore(
         if (blob.hash !== null) keyByHash.set(blob.hash, blob.key);
       }
       assets.set(asset.id, { ...asset, node_id: asset.node_id ?? null, output_type: asset.output_type ?? null, tags: [...asset.tags] });
-      addTo(byBlob, asset.blob_key, asset.id);
-      if (asset.job_id !== null) addTo(byJob, asset.job_id, asset.id);
+      indexAsset(assets.get(asset.id)!, addTo);
       bump(asset.job_id);
       return { asset: view(assets.get(asset.id)!), blob_created: blobCreated };
     },
@@ -119,8 +122,8 @@ export function createMemoryAssetStore(
       return a && a.account_id === accountId && isLive(a, now) ? view(a) : null;
     },
     async findAssetByPath(accountId, filePath, now) {
-      const found = liveOf(accountId, now)
-        .filter((a) => a.file_path === filePath)
+      const found = rows(byPath.get(pathKey(accountId, filePath)))
+        .filter((a) => isLive(a, now))
         .sort(newestFirst);
       return found.length > 0 ? view(found[0]) : null;
     },
