@@ -104,9 +104,10 @@ export interface SchedulerOptions {
  * starts just ahead of the next claims (or at the end of the pass), so a
  * store that commits writes queued together (SQLite) commits them as one.
  * Otherwise, and once the scheduler is closed, `write` starts at once and
- * the slot is held until the run settles.
+ * the slot is held until the run settles. `write` resolves to whether it
+ * moved the row out of `running` (its slot in the store's count is free).
  */
-export type Ending = <T>(write: () => Promise<T>) => Promise<T>;
+export type Ending = (write: () => Promise<boolean>) => Promise<boolean>;
 
 export interface Scheduler {
   /**
@@ -170,6 +171,8 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
   let closed = false;
   let chain: Promise<unknown> = Promise.resolve();
   let kickPending = false;
+  /** Claims that came back empty or failed, and passes that failed: ends that freed a slot look (see launch). */
+  let misses = 0;
   const poll = opts.pollIntervalMs ? setInterval(() => kick(), opts.pollIntervalMs) : undefined;
 
   const localRunning = (accountId: string) => runningByAccount.get(accountId) ?? 0;
@@ -200,14 +203,20 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
   function launch(job: JobSummary) {
     runningJobs.set(job.id, job.account_id);
     runningByAccount.set(job.account_id, localRunning(job.account_id) + 1);
+    /** `misses` when the end's write started, if it moved the row: the claims behind it had the slot. */
+    let offered: number | undefined;
     const ending: Ending = (write) => {
       if (!together || closed || !free(job)) return write();
       return new Promise((resolve, reject) => {
         // Started by flushEnds itself, not a microtask later: it must join the store's queue
         // before the claims issued right after.
         ends.push(() => {
+          const mark = misses;
           try {
-            write().then(resolve, reject);
+            write().then((moved) => {
+              if (moved) offered = mark;
+              resolve(moved);
+            }, reject);
           } catch (err) {
             reject(err);
           }
@@ -230,10 +239,16 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
         });
       })
       .finally(() => {
-        free(job);
-        // Also after an early free: a claim that came back empty because the end written ahead of
-        // it failed (or found the row moved) is tried again.
-        kick();
+        // A slot given back now, or early by an end that failed or found the row moved (a claim
+        // behind it may have come back empty while the row still counted), goes to another pass.
+        // After an end that moved the row, the claims behind it saw the slot free: another pass
+        // is due only if one of them missed (came back empty or failed) since; a job queued
+        // since kicks a pass of its own. Most jobs end that way, and so spare a pass each.
+        if (free(job) || offered === undefined) return kick();
+        const mark = offered;
+        void chain.then(() => {
+          if (misses !== mark) kick();
+        });
       });
   }
 
@@ -256,6 +271,9 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
   async function runPass(): Promise<number> {
     try {
       return await claimAll();
+    } catch (err) {
+      misses++;
+      throw err;
     } finally {
       flushEnds();
     }
@@ -306,6 +324,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
         const lane = plan[i];
         const job = result.status === 'fulfilled' ? result.value : null;
         if (!job) {
+          misses++;
           drop(lane); // at its limit across runners, or nothing left queued
           if (result.status === 'rejected') failure ??= result;
           return;

@@ -227,6 +227,55 @@ describe('ending, over a store that writes in call order', () => {
     await scheduler.close();
   });
 
+  it('a clean end costs one pass, the one its slot was offered to', async () => {
+    const memory = createMemoryStorage().metadata;
+    await memory.upsertAccount({ id: 'a', tier: 'free' });
+    let passes = 0;
+    const h = harness({
+      ...memory,
+      listAccountsWithQueuedJobs(limit) {
+        passes++;
+        return memory.listAccountsWithQueuedJobs(limit);
+      },
+    });
+    await h.submit('a', 1);
+    expect(await h.scheduler.pass()).toBe(1);
+    passes = 0;
+    h.finish('a-1');
+    await vi.waitFor(async () => expect(await statusOf(memory, 'a-1')).toBe('succeeded'));
+    // Every kick the run's end and settling made has had its turn of the event loop.
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    await h.scheduler.pass();
+    // The pass the end kicked, then the one asked for here: the settled run kicked none.
+    expect(passes).toBe(2);
+    await h.scheduler.close();
+  });
+
+  it('a clean end whose claim behind it failed has its slot offered again', async () => {
+    const memory = createMemoryStorage().metadata;
+    await memory.upsertAccount({ id: 'a', tier: 'free' });
+    let failClaims = 0;
+    const t = traced({
+      ...memory,
+      async claimJob(claim) {
+        if (failClaims > 0) {
+          failClaims--;
+          throw new Error('database is locked');
+        }
+        return memory.claimJob(claim);
+      },
+    });
+    const h = harness(t.store);
+    await h.submit('a', 2);
+    expect(await h.scheduler.pass()).toBe(1);
+    failClaims = 1;
+    h.finish('a-1');
+    // Nothing else kicks a pass: only the settled run's, after the claim behind its end failed.
+    await vi.waitFor(() => expect(h.started).toEqual(['a-1', 'a-2']));
+    expect(await statusOf(memory, 'a-1')).toBe('succeeded');
+    await h.scheduler.close();
+  });
+
   it('close writes the ends still waiting for a pass, and starts nothing more', async () => {
     const memory = createMemoryStorage().metadata;
     await memory.upsertAccount({ id: 'a', tier: 'free' });
