@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Workflow } from '../engine/types.ts';
 import type { ServiceOptions } from '../index.ts';
+import { createMemoryStorage } from '../storage/memory/index.ts';
 import { expectEnvelope } from './helpers/assets.ts';
 import { MODES } from './helpers/harness.ts';
 import {
@@ -158,6 +159,37 @@ describe.each(MODES)('GET /api/v2/jobs/{id}/events (%s)', (mode) => {
       expect(events[1].json).toMatchObject({ id: job.id, status: 'succeeded' });
       expect(sse.done).toBe(true);
     }
+  });
+
+  it('a job canceled while a new stream reads its row: the stream starts from the cancel, not the row it read first', async () => {
+    const memory = createMemoryStorage();
+    /** Runs once, after the next read of a row that is not finished yet, before that row is handed on. */
+    let meanwhile: (() => Promise<void>) | undefined;
+    const getJob: typeof memory.metadata.getJob = async (accountId, id) => {
+      const row = await memory.metadata.getJob(accountId, id);
+      const hook = meanwhile;
+      if (hook && row && !TERMINAL.includes(row.status)) {
+        meanwhile = undefined;
+        await hook();
+      }
+      return row;
+    };
+    await start({ storage: { ...memory, metadata: { ...memory.metadata, getJob } } });
+    const job = await submitOk(h, waitWorkflow(1, 60_000));
+    let canceled: string | undefined;
+    // The cancel moves the row and tells the hub before it answers: its event comes between the stream's read and its listening.
+    meanwhile = async () => {
+      canceled = (await cancelJob(h, job.id)).body.status;
+    };
+    const sse = await stream(h, job.id);
+    const statuses = eventsOf(await sse.readToEnd(8_000))
+      .filter((e) => e.event === 'status')
+      .map((e) => e.json.status);
+    expect(meanwhile).toBeUndefined();
+    expect(['canceling', 'canceled']).toContain(canceled);
+    // What the cancel left (the run may have finished it since), never the row from before it.
+    expect(['canceling', 'canceled']).toContain(statuses[0]);
+    expect(statuses.at(-1)).toBe('canceled');
   });
 
   it('keepalive comments every sseKeepaliveMs on a long job', async () => {

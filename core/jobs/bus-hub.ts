@@ -172,6 +172,8 @@ export function createBusHub(local: JobHub, bus: EventBus, opts: BusHubOptions):
       outbox.push(jobChannel(jobId), event, event.type === 'progress' ? 'p' : event.type === 'preview' ? 'v' : undefined);
     },
     latestPreview: (jobId) => local.latestPreview(jobId),
+    // What comes over the bus is handed on through the local hub, so its count has it.
+    delivered: () => local.delivered(),
     forget: (jobId) => local.forget(jobId),
     subscribeAccount(accountId, listener, onLive) {
       const off = local.subscribeAccount(accountId, listener);

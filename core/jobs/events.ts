@@ -31,7 +31,11 @@ const BEHIND_BYTES = 256 * 1024;
 
 export async function jobEvents(request: Request, ctx: ServiceContext, id: string): Promise<Response> {
   const account: AccountRecord = await ctx.auth.authenticate(request);
+  const { hub } = ctx.jobs;
+  const before = hub.delivered();
   const job = await findOwnJob(ctx, account, id);
+  /** The row read above, while it is still the newest (no event came since): the connect snapshot needs no read of its own. */
+  let fresh: JobSummary | undefined = job;
   const release = ctx.jobs.streams.acquire(account.id);
   let unsubscribe = () => {};
   let poll: ReturnType<typeof setTimeout> | undefined;
@@ -89,7 +93,8 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
   }
   /** Sends `status` when the status or queue position changed (always when `force`); ends after a terminal one. */
   async function status(force: boolean) {
-    const row = await ctx.metadata.getJob(account.id, job.id);
+    const row = fresh ?? (await ctx.metadata.getJob(account.id, job.id));
+    fresh = undefined;
     if (!row || !isRetained(row, ctx.now())) return finish();
     const position = row.status === 'queued' ? await ctx.metadata.countQueuedBefore(row) : null;
     if (force || !last || last.status !== row.status || last.position !== position) {
@@ -111,7 +116,7 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
 
   enqueue(async () => {
     await status(true);
-    const preview = ctx.jobs.hub.latestPreview(job.id);
+    const preview = hub.latestPreview(job.id);
     if (preview && !sse.closed) sse.send({ event: 'preview', data: preview });
   });
   const listener: HubListener = (event) => {
@@ -130,9 +135,10 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
         });
     }
   };
-  unsubscribe = ctx.jobs.hub.subscribe(job.id, listener, () => {
+  unsubscribe = hub.subscribe(job.id, listener, () => {
     if (live) return enqueue(() => status(false));
     live = true;
+    if (hub.delivered() !== before) fresh = undefined;
     goLive();
   });
   const schedulePoll = () => {

@@ -64,6 +64,14 @@ export interface JobHub {
   hasAccountListeners(accountId: string): boolean;
   /** A job's status changed: tells its SSE streams (which re-read the row) and its account's channel. */
   announce(job: { id: string; account_id: string }, status: string, error?: Record<string, unknown> | null): void;
+  /**
+   * How many job events (publish, announce) this instance's listeners have
+   * been handed so far, any job's, those from other instances included. A
+   * subscriber that read a job's row before subscribing and finds the same
+   * count once live knows that no event came in between: the row is as new
+   * as a read then would be, since a change's event follows its write.
+   */
+  delivered(): number;
   /** Resolves once what is on its way to other instances has been sent (at once in process). */
   flush?(): Promise<void>;
 }
@@ -72,6 +80,7 @@ export function createJobHub(onListenerError: (err: unknown) => void = () => {})
   const listeners = new Map<string, Set<HubListener>>();
   const accounts = new Map<string, Set<AccountListener>>();
   const previews = new Map<string, PreviewPayload>();
+  let delivered = 0;
 
   function add<L>(map: Map<string, Set<L>>, key: string, listener: L): () => void {
     let set = map.get(key);
@@ -103,6 +112,7 @@ export function createJobHub(onListenerError: (err: unknown) => void = () => {})
     },
     publish(jobId, event) {
       if (event.type === 'preview') previews.set(jobId, event.preview);
+      delivered++;
       deliver(listeners.get(jobId), event);
     },
     subscribeAccount(accountId, listener, onLive) {
@@ -113,10 +123,12 @@ export function createJobHub(onListenerError: (err: unknown) => void = () => {})
     publishAccount: (accountId, event) => deliver(accounts.get(accountId), event),
     hasAccountListeners: (accountId) => accounts.has(accountId),
     announce(job, status, error) {
+      delivered++;
       deliver(listeners.get(job.id), { type: 'status' } as HubEvent);
       deliver(accounts.get(job.account_id), { type: 'lifecycle', job_id: job.id, status, error } as AccountEvent);
     },
     latestPreview: (jobId) => previews.get(jobId),
+    delivered: () => delivered,
     forget(jobId) {
       previews.delete(jobId);
     },
