@@ -17,12 +17,39 @@ export interface StreamHasher {
 /** Makes a hasher per upload; runtimes may supply one that hashes off the request thread. */
 export type HasherFactory = () => Promise<StreamHasher>;
 
+/**
+ * hash-wasm makes a WebAssembly instance per createBLAKE3 (about 0.15 ms of
+ * CPU, more than hashing a job's image): finished ones are kept for the next
+ * hash, init() resetting their state. Bounded: a burst of uploads leaves a
+ * few, not one per upload.
+ */
+const IDLE_MAX = 8;
+const idle: IHasher[] = [];
+
 /** The default: hash-wasm on the calling thread, available on every runtime. */
 export const createHasher: HasherFactory = async () => {
-  const hasher: IHasher = await createBLAKE3();
+  const hasher: IHasher = idle.pop() ?? (await createBLAKE3());
   hasher.init();
+  let done = false;
+  /** Back to the idle ones, once: a hasher handed out twice would mix two streams. */
+  const release = () => {
+    if (done) return;
+    done = true;
+    if (idle.length < IDLE_MAX) idle.push(hasher);
+  };
   return {
-    update: (chunk) => void hasher.update(chunk),
-    digest: async () => `blake3:${hasher.digest('hex')}`,
+    update(chunk) {
+      if (done) throw new Error('the hash is finished');
+      hasher.update(chunk);
+    },
+    async digest() {
+      if (done) throw new Error('the hash is finished');
+      try {
+        return `blake3:${hasher.digest('hex')}`;
+      } finally {
+        release();
+      }
+    },
+    abort: release,
   };
 };
