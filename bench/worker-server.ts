@@ -1,11 +1,12 @@
 // Child process of bench/worker.ts: graphrun as `graphrun serve --worker ...`
 // sets it up (SQLite + fs blobs in the directory argv[2], the worker engine on
-// the worker URLs argv[3..], as many jobs at once as there are workers) behind
-// the Node server. It reports its URL once the engine has seen a worker.
+// the worker URLs argv[3..], as many jobs at once as there are workers, native
+// blake3) behind the Node server. It reports its URL once the engine has seen a worker.
 // BENCH_STORAGE swaps either half of the storage for memory, to show what each
 // costs per job (the targets judge the default): `memory` (both halves),
 // `sqlite+memory-blobs`, `memory+fs-blobs`.
 import { join } from 'node:path';
+import { createNativeHasher } from '../adapters/node/native-hasher.ts';
 import { serve } from '../adapters/node/server.ts';
 import { createComfyEngine } from '../engine/comfyui/engine.ts';
 import { consoleLogger, createService } from '../index.ts';
@@ -38,6 +39,8 @@ const service = await createService({
   logger: consoleLogger,
   maxConcurrentJobs: workers.length,
   tierLimits: { default: workers.length },
+  // As `graphrun serve` hashes (adapters/node/cli-service.ts).
+  hasher: createNativeHasher,
 });
 const running = await serve(service, { port: 0, logger: consoleLogger });
 
