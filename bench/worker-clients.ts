@@ -143,3 +143,14 @@ export function benchStorage(): (typeof STORAGES)[number] {
   if (known === undefined) throw new Error(`BENCH_STORAGE must be one of ${STORAGES.join(', ')}; got "${kind}"`);
   return known;
 }
+
+/** What bench:worker runs graphrun's server from (BENCH_FROM): the built package (dist/, as installed) by default, or the sources. */
+export const SOURCES = ['package', 'source'] as const;
+
+/** BENCH_FROM, checked. */
+export function benchFrom(): (typeof SOURCES)[number] {
+  const from = process.env.BENCH_FROM ?? SOURCES[0];
+  const known = SOURCES.find((s) => s === from);
+  if (known === undefined) throw new Error(`BENCH_FROM must be one of ${SOURCES.join(', ')}; got "${from}"`);
+  return known;
+}

@@ -6,15 +6,29 @@
 // costs per job (the targets judge the default): `memory` (both halves),
 // `sqlite+memory-blobs`, `memory+fs-blobs`.
 import { join } from 'node:path';
-import { createNativeHasher } from '../adapters/node/native-hasher.ts';
-import { serve } from '../adapters/node/server.ts';
-import { createComfyEngine } from '../engine/comfyui/engine.ts';
-import { consoleLogger, createService } from '../index.ts';
-import { createFsBlobStore } from '../storage/fs/blob-store.ts';
-import { createMemoryBlobStore, createMemoryMetadataStore } from '../storage/memory/index.ts';
-import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 import type { BlobStore, Storage } from '../storage/types.ts';
-import { benchStorage } from './worker-clients.ts';
+import { benchFrom, benchStorage } from './worker-clients.ts';
+
+// The built package by its own name, as an application that installed it imports it (its
+// exports map), or with BENCH_FROM=source the TypeScript sources through tsx, whose transform
+// (it keeps function names with a call at every function made) costs CPU the package does not.
+const fromSource = benchFrom() === 'source';
+const [
+  { createNativeHasher, serve },
+  { createComfyEngine },
+  { consoleLogger, createService },
+  { createFsBlobStore },
+  memory,
+  { createSqliteStorage },
+] = await Promise.all([
+  import(fromSource ? '../adapters/node/index.ts' : 'graphrun/adapters/node') as Promise<typeof import('../adapters/node/index.ts')>,
+  import(fromSource ? '../engine/comfyui/engine.ts' : 'graphrun/engine/comfyui') as Promise<typeof import('../engine/comfyui/engine.ts')>,
+  import(fromSource ? '../index.ts' : 'graphrun') as Promise<typeof import('../index.ts')>,
+  import(fromSource ? '../storage/fs/blob-store.ts' : 'graphrun/storage/fs') as Promise<typeof import('../storage/fs/blob-store.ts')>,
+  import(fromSource ? '../storage/memory/index.ts' : 'graphrun/storage/memory') as Promise<typeof import('../storage/memory/index.ts')>,
+  import(fromSource ? '../storage/sql/sqlite.ts' : 'graphrun/storage/sqlite') as Promise<typeof import('../storage/sql/sqlite.ts')>,
+]);
+const { createMemoryBlobStore, createMemoryMetadataStore } = memory;
 
 export type ServerMessage = { type: 'ready'; url: string } | { type: 'cpu'; micros: number } | { type: 'error'; message: string };
 export type ServerRequest = { type: 'cpu' } | { type: 'stop' };

@@ -25,15 +25,28 @@
 // direct, floor - direct, graphrun - floor.
 // Targets: graphrun adds under 5 ms at p50 (graphrun - direct), and its server
 // spends under 5 ms of CPU per job.
+// graphrun's server runs the built package (npm run build first, then its
+// exports by name), as an application that installed it does; BENCH_FROM=source
+// runs the TypeScript sources through tsx instead, whose transform adds CPU of
+// its own (it wraps every function made in a call that keeps its name).
 // BENCH_STORAGE=memory (both halves; or sqlite+memory-blobs, memory+fs-blobs)
 // runs graphrun with that part of its storage in memory: what SQLite and the blob files each
 // add per job. The targets judge the default, sqlite+fs-blobs.
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchStorage, type DirectWorker, imageWorkflow, openDirect, runThroughGraphrun, STORAGES, type Workflow } from './worker-clients.ts';
+import {
+  benchFrom,
+  benchStorage,
+  type DirectWorker,
+  imageWorkflow,
+  openDirect,
+  runThroughGraphrun,
+  STORAGES,
+  type Workflow,
+} from './worker-clients.ts';
 import type { FakesMessage, FakesRequest } from './worker-fakes.ts';
 import type { ServerMessage, ServerRequest } from './worker-server.ts';
 
@@ -53,12 +66,16 @@ if (!Number.isInteger(JOBS) || JOBS < 2) {
   process.exit(2);
 }
 let STORAGE: (typeof STORAGES)[number];
+let FROM: ReturnType<typeof benchFrom>;
 try {
   STORAGE = benchStorage();
+  FROM = benchFrom();
 } catch (err) {
   console.error((err as Error).message);
   process.exit(2);
 }
+// The server loads the package as it is built from these sources now (npm run build, into dist/).
+if (FROM === 'package') execFileSync(process.execPath, [fileURLToPath(new URL('../scripts/build.mjs', import.meta.url))], { stdio: 'inherit' });
 if (!Number.isInteger(WARMUP_JOBS) || WARMUP_JOBS < 2) {
   console.error(`BENCH_WARMUP must be a whole number of at least 2, got "${process.env.BENCH_WARMUP}".`);
   process.exit(2);
@@ -231,7 +248,8 @@ function report(g: Relayed, f: Relayed, d: Batch, warm: [Relayed, Relayed]): voi
     `\nworker: ${JOBS} jobs (EmptyImage 64x64 -> SaveImage, one PNG output) per path on ${WORKERS} fake workers in a child process,` +
       ` ${IN_FLIGHT} in flight (one per worker slot), after ${WARMUP_JOBS} warm-up jobs each;` +
       ' halves in the order direct, graphrun, floor, floor, graphrun, direct;' +
-      ` graphrun on ${STORAGE}${STORAGE === STORAGES[0] ? '' : ' (BENCH_STORAGE: the targets judge sqlite+fs-blobs)'}\n`,
+      ` graphrun on ${STORAGE}${STORAGE === STORAGES[0] ? '' : ' (BENCH_STORAGE: the targets judge sqlite+fs-blobs)'},` +
+      ` from ${FROM === 'package' ? 'the built package (dist/, as installed)' : 'the sources through tsx (BENCH_FROM=source)'}\n`,
   );
   row('', 'graphrun (v2+SSE)', 'floor (bare relay)', 'direct (baseline)', 'graphrun - direct', 'target');
   row('jobs', String(g.latencies.length), String(f.latencies.length), String(d.latencies.length));
