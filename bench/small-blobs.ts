@@ -4,9 +4,11 @@
 // file needs (open, write, fsync, close), in the same process and run.
 // Three cases, each BENCH_BLOBS writes (default 2,000) after 200 warm-up ones,
 // run twice in alternation with the bare writer:
-// - store, new prefix directory: random keys, as a store holding fewer blobs
-//   than its 65,536 prefix directories sees for most writes;
-// - store, existing prefix directory: keys sharing their prefix;
+// - store, new prefix directory: the first write into each of a store's 256
+//   prefix directories (what a new store's first 256 objects cost; a fresh
+//   store every 256 writes, opened outside the measured time);
+// - store, existing prefix directory: random keys into a store whose 256
+//   prefix directories are all made (every write after those);
 // - bare writer: one file per blob in one directory.
 // Printed: CPU (user + system, every thread) and wall time per blob, and the
 // store's CPU as a multiple of the bare writer's. No target: a diagnostic for
@@ -15,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createFsBlobStore } from '../storage/fs/blob-store.ts';
+import { createFsBlobStore, type FsBlobStore } from '../storage/fs/blob-store.ts';
 
 const BLOBS = Number(process.env.BENCH_BLOBS ?? 2000);
 const WARMUP = 200;
@@ -46,17 +48,41 @@ async function measure(n: number, write: () => Promise<void>): Promise<Figures> 
 
 const dir = await mkdtemp(join(tmpdir(), 'graphrun-bench-small-blobs-'));
 try {
-  const store = await createFsBlobStore({ dir: join(dir, 'blobs') });
-  const bareDir = join(dir, 'bare');
-  await mkdir(bareDir);
-  const key = (shared: boolean) => (shared ? 'abcd' : '') + randomBytes(16).toString('hex');
-  const viaStore = (shared: boolean) => async () => {
+  const PREFIXES = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+  const key = (prefix: string) => prefix + randomBytes(16).toString('hex');
+  let stores = 0;
+  const openStore = () => createFsBlobStore({ dir: join(dir, `blobs-${++stores}`) });
+  const viaStore = async (store: FsBlobStore, k: string) => {
     const writer = await store.begin();
     await writer.write(randomBytes(SIZE));
-    await writer.commit(key(shared));
+    await writer.commit(k);
   };
+  const randomPrefix = () => PREFIXES[randomBytes(1)[0]!]!;
+
+  const full = await openStore();
+  for (const prefix of PREFIXES) await viaStore(full, key(prefix));
+  const existingDir = () => viaStore(full, key(randomPrefix()));
+
+  // Each (store, prefix) pair is written once, so each write makes its directory.
+  let fresh: Array<[FsBlobStore, string]> = [];
+  let next = 0;
+  const prepareFresh = async (n: number) => {
+    fresh = [];
+    next = 0;
+    while (fresh.length < n) {
+      const store = await openStore();
+      for (const prefix of PREFIXES) fresh.push([store, prefix]);
+    }
+  };
+  const newDir = async () => {
+    const [store, prefix] = fresh[next++]!;
+    await viaStore(store, key(prefix));
+  };
+
+  const bareDir = join(dir, 'bare');
+  await mkdir(bareDir);
   const bare = async () => {
-    const fh = await open(join(bareDir, key(false)), 'wx');
+    const fh = await open(join(bareDir, key('')), 'wx');
     try {
       await fh.write(randomBytes(SIZE));
       await fh.sync();
@@ -64,12 +90,16 @@ try {
       await fh.close();
     }
   };
-  const cases = { fresh: viaStore(false), shared: viaStore(true), bare };
-  for (const write of Object.values(cases)) await measure(WARMUP, write);
-  const runs: Record<keyof typeof cases, Figures[]> = { fresh: [], shared: [], bare: [] };
+  const cases = { newDir, existingDir, bare };
+  const run = async (name: keyof typeof cases, n: number) => {
+    if (name === 'newDir') await prepareFresh(n);
+    return measure(n, cases[name]);
+  };
+  for (const name of Object.keys(cases) as Array<keyof typeof cases>) await run(name, WARMUP);
+  const runs: Record<keyof typeof cases, Figures[]> = { newDir: [], existingDir: [], bare: [] };
   // Alternating halves: a noisy moment of the machine lands on one half of one case, not on a whole case.
   for (let round = 0; round < 2; round++) {
-    for (const name of Object.keys(cases) as Array<keyof typeof cases>) runs[name].push(await measure(BLOBS / 2, cases[name]));
+    for (const name of Object.keys(cases) as Array<keyof typeof cases>) runs[name].push(await run(name, BLOBS / 2));
   }
   const mean = (fs: Figures[]): Figures => ({
     cpuUs: fs.reduce((a, f) => a + f.cpuUs, 0) / fs.length,
@@ -77,11 +107,11 @@ try {
   });
   const base = mean(runs.bare);
   const row = (label: string, f: Figures, ratio: string) =>
-    console.log(`  ${label.padEnd(44)}${`${f.cpuUs.toFixed(0)} us`.padEnd(14)}${`${f.wallUs.toFixed(0)} us`.padEnd(14)}${ratio}`);
+    console.log(`  ${label.padEnd(52)}${`${f.cpuUs.toFixed(0)} us`.padEnd(14)}${`${f.wallUs.toFixed(0)} us`.padEnd(14)}${ratio}`);
   console.log(`\nsmall blobs: ${BLOBS} writes of ${SIZE} bytes per case, one at a time, after ${WARMUP} warm-up writes each\n`);
-  console.log(`  ${''.padEnd(44)}${'CPU/blob'.padEnd(14)}${'wall/blob'.padEnd(14)}CPU vs bare`);
-  row('fs blob store, new prefix directory', mean(runs.fresh), `${(mean(runs.fresh).cpuUs / base.cpuUs).toFixed(2)} x`);
-  row('fs blob store, existing prefix directory', mean(runs.shared), `${(mean(runs.shared).cpuUs / base.cpuUs).toFixed(2)} x`);
+  console.log(`  ${''.padEnd(52)}${'CPU/blob'.padEnd(14)}${'wall/blob'.padEnd(14)}CPU vs bare`);
+  row('fs blob store, new prefix directory (1st of 256)', mean(runs.newDir), `${(mean(runs.newDir).cpuUs / base.cpuUs).toFixed(2)} x`);
+  row('fs blob store, existing prefix directory', mean(runs.existingDir), `${(mean(runs.existingDir).cpuUs / base.cpuUs).toFixed(2)} x`);
   row('bare open/write/fsync/close (baseline)', base, '1.00 x');
 } finally {
   await rm(dir, { recursive: true, force: true });

@@ -28,7 +28,7 @@ async function leaveOrphan(blobs: FsBlobStore, key: string, ageMs: number): Prom
   const writer = await blobs.begin();
   await writer.write(new TextEncoder().encode(`orphan ${key}`));
   await writer.commit(key);
-  const path = join(dir, 'blobs', key.slice(0, 2), key.slice(2, 4), key);
+  const path = join(dir, 'blobs', key.slice(0, 2), key);
   const at = new Date(Date.now() - ageMs);
   await utimes(path, at, at);
   return path;
@@ -58,11 +58,7 @@ describe('blob files without a row', () => {
     const kept = (await up.json()) as { id: string; hash: string };
     const keptKey = kept.hash.slice('blake3:'.length);
     // An uploaded blob as old as an orphan: its row keeps it.
-    await utimes(
-      join(dir, 'blobs', keptKey.slice(0, 2), keptKey.slice(2, 4), keptKey),
-      new Date(Date.now() - 2 * HOUR),
-      new Date(Date.now() - 2 * HOUR),
-    );
+    await utimes(join(dir, 'blobs', keptKey.slice(0, 2), keptKey), new Date(Date.now() - 2 * HOUR), new Date(Date.now() - 2 * HOUR));
     const old = await leaveOrphan(blobs, 'aaaaorphanold', 2 * HOUR);
     const young = await leaveOrphan(blobs, 'bbbborphanyoung', 60_000);
 

@@ -1,6 +1,7 @@
 // The fs blob store: the shared conformance suite, plus what only a disk
-// store can get wrong (temp files, crash leftovers, layout, path escapes).
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+// store can get wrong (temp files, crash leftovers, layout and its migration,
+// path escapes).
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -49,17 +50,19 @@ describe('fs blob store specifics', () => {
     expect(await restarted.tempCount()).toBe(0);
   });
 
-  it('lays objects out as dir/ab/cd/<key>', async () => {
+  it('lays objects out as dir/ab/<key>, a new store marked flat at once', async () => {
+    expect(await readFile(join(dir, '.layout'), 'utf8')).toBe('flat');
     await put(store, 'abcdef0123', bytes(33));
-    expect((await stat(join(dir, 'ab', 'cd', 'abcdef0123'))).size).toBe(33);
-    expect((await readdir(dir)).sort()).toEqual(['.tmp', 'ab']);
+    expect((await stat(join(dir, 'ab', 'abcdef0123'))).size).toBe(33);
+    expect((await readdir(dir)).sort()).toEqual(['.layout', '.tmp', 'ab']);
+    expect(await readdir(join(dir, 'ab'))).toEqual(['abcdef0123']);
   });
 
   it('concurrent commits into one new prefix directory all land', async () => {
     const keys = ['ffee0001', 'ffee0002', 'ffee0003', 'ffef0004'];
     const results = await Promise.all(keys.map((k, i) => put(store, k, bytes(10 + i))));
     expect(results).toEqual([true, true, true, true]);
-    for (const [i, k] of keys.entries()) expect((await stat(join(dir, k.slice(0, 2), k.slice(2, 4), k))).size).toBe(10 + i);
+    for (const [i, k] of keys.entries()) expect((await stat(join(dir, k.slice(0, 2), k))).size).toBe(10 + i);
     expect(await store.tempCount()).toBe(0);
   });
 
@@ -67,7 +70,7 @@ describe('fs blob store specifics', () => {
     await put(store, 'abce0001', bytes(5));
     await rm(join(dir, 'ab'), { recursive: true });
     expect(await put(store, 'abce0002', bytes(6))).toBe(true);
-    expect((await stat(join(dir, 'ab', 'ce', 'abce0002'))).size).toBe(6);
+    expect((await stat(join(dir, 'ab', 'abce0002'))).size).toBe(6);
     expect(await store.tempCount()).toBe(0);
   });
 
@@ -104,5 +107,126 @@ describe('fs blob store specifics', () => {
     await reader.cancel();
     await store.delete('abcd5678');
     expect(await readAll(await store.get('abcd5678'))).toBeNull();
+  });
+});
+
+/** Keys as the service makes them (blake3 hex); `hex(0xab, 0xcd, 1)` starts `abcd`. */
+const hex = (a: number, b: number, n: number) => [a, b, n].map((x) => x.toString(16).padStart(2, '0')).join('') + '0'.repeat(58);
+const legacyPath = (dir: string, key: string) => join(dir, key.slice(0, 2), key.slice(2, 4), key);
+const flatPath = (dir: string, key: string) => join(dir, key.slice(0, 2), key);
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
+
+/** Writes `data` by hand at `path`, as an older store (or an earlier, interrupted open) left it. */
+async function place(path: string, data: Uint8Array): Promise<void> {
+  await mkdir(join(path, '..'), { recursive: true });
+  await writeFile(path, data);
+}
+
+async function listed(store: FsBlobStore): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const { key } of store.list!()) keys.push(key);
+  return keys.sort();
+}
+
+async function expectObjects(store: FsBlobStore, dir: string, objects: Map<string, Uint8Array>): Promise<void> {
+  for (const [key, data] of objects) {
+    expect(await store.has(key), key).toBe(true);
+    expect(Buffer.from((await readAll(await store.get(key)))!).equals(data), key).toBe(true);
+    expect((await readFile(flatPath(dir, key))).equals(data), key).toBe(true);
+    expect(await exists(legacyPath(dir, key)), key).toBe(false);
+  }
+  expect(await listed(store)).toEqual([...objects.keys()].sort());
+}
+
+describe('fs blob store: a store of the dir/ab/cd/<key> layout', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = join(root, `legacy-${++n}`);
+  });
+
+  it('moves every object to dir/ab/<key> at open, byte for byte, and marks the store flat', async () => {
+    const objects = new Map([
+      [hex(0xab, 0xcd, 1), bytes(150, 1)],
+      [hex(0xab, 0xcd, 2), bytes(0)],
+      [hex(0xab, 0xef, 3), bytes(70_000, 3)],
+      [hex(0x12, 0xff, 4), bytes(10, 4)],
+    ]);
+    for (const [key, data] of objects) await place(legacyPath(dir, key), data);
+    // Not objects: a stray file, and key-like names where their keys never led; all stay (and so does their leaf).
+    await place(join(dir, '12', 'ff', 'notes.txt'), bytes(5));
+    await place(join(dir, '12', 'ff', hex(0x99, 0x99, 9)), bytes(5));
+    await mkdir(join(dir, '77', '88'), { recursive: true });
+    await place(join(dir, 'ab', hex(0x55, 0x55, 5)), bytes(5));
+
+    const store = await createFsBlobStore({ dir });
+    await expectObjects(store, dir, objects);
+    expect(await readFile(join(dir, '.layout'), 'utf8')).toBe('flat');
+    expect((await readdir(join(dir, 'ab'))).sort()).toEqual([hex(0x55, 0x55, 5), hex(0xab, 0xcd, 1), hex(0xab, 0xcd, 2), hex(0xab, 0xef, 3)]);
+    expect(await readdir(join(dir, '77'))).toEqual([]);
+    expect((await readdir(join(dir, '12'))).sort()).toEqual([hex(0x12, 0xff, 4), 'ff']);
+    expect((await readdir(join(dir, '12', 'ff'))).sort()).toEqual([hex(0x99, 0x99, 9), 'notes.txt']);
+    expect(await store.tempCount()).toBe(0);
+  });
+
+  it('finishes a move an earlier open left half done', async () => {
+    const objects = new Map([
+      [hex(0xab, 0xcd, 1), bytes(20, 1)],
+      [hex(0xab, 0xcd, 2), bytes(21, 2)],
+      [hex(0xab, 0x01, 3), bytes(22, 3)],
+      [hex(0x34, 0x56, 4), bytes(23, 4)],
+      [hex(0x34, 0x57, 5), bytes(24, 5)],
+    ]);
+    const keys = [...objects.keys()];
+    // Already moved: one of a leaf, a whole leaf, one of another directory; and one in both places (same bytes).
+    for (const key of [keys[0], keys[2], keys[3]]) await place(flatPath(dir, key), objects.get(key)!);
+    for (const key of [keys[1], keys[4], keys[3]]) await place(legacyPath(dir, key), objects.get(key)!);
+
+    const store = await createFsBlobStore({ dir });
+    await expectObjects(store, dir, objects);
+    expect(await readFile(join(dir, '.layout'), 'utf8')).toBe('flat');
+    const leaves = [...(await readdir(join(dir, 'ab'))), ...(await readdir(join(dir, '34')))].filter((name) => name.length === 2);
+    expect(leaves).toEqual([]);
+  });
+
+  it('a store once moved opens without touching anything, and works', async () => {
+    const objects = new Map([
+      [hex(0xab, 0xcd, 1), bytes(30, 1)],
+      [hex(0xfe, 0xdc, 2), bytes(31, 2)],
+    ]);
+    for (const [key, data] of objects) await place(legacyPath(dir, key), data);
+    await createFsBlobStore({ dir });
+    const before = await Promise.all([join(dir, '.layout'), ...[...objects.keys()].map((k) => flatPath(dir, k))].map((p) => stat(p)));
+    // Placed after the move: an open that looked for the old layout again would move it.
+    const late = hex(0xab, 0xcd, 3);
+    await place(legacyPath(dir, late), bytes(32, 3));
+
+    const store = await createFsBlobStore({ dir });
+    const after = await Promise.all([join(dir, '.layout'), ...[...objects.keys()].map((k) => flatPath(dir, k))].map((p) => stat(p)));
+    expect(after.map((s) => [s.ino, s.mtimeMs, s.ctimeMs])).toEqual(before.map((s) => [s.ino, s.mtimeMs, s.ctimeMs]));
+    expect(await exists(legacyPath(dir, late))).toBe(true);
+    expect(await store.has(late)).toBe(false);
+    await expectObjects(store, dir, objects);
+
+    const fresh = hex(0xab, 0x00, 4);
+    expect(await put(store, fresh, bytes(40, 4))).toBe(true);
+    expect(await put(store, hex(0xab, 0xcd, 1), bytes(30, 1))).toBe(false);
+    objects.set(fresh, bytes(40, 4));
+    await expectObjects(store, dir, objects);
+    await store.delete(hex(0xab, 0xcd, 1));
+    objects.delete(hex(0xab, 0xcd, 1));
+    await expectObjects(store, dir, objects);
+    expect(await store.has(hex(0xab, 0xcd, 1))).toBe(false);
+    expect(await store.tempCount()).toBe(0);
+  });
+
+  it('refuses a store marked with a layout it does not know', async () => {
+    await place(flatPath(dir, hex(0xab, 0xcd, 1)), bytes(3));
+    await writeFile(join(dir, '.layout'), 'sharded-3');
+    await expect(createFsBlobStore({ dir })).rejects.toThrow(/unknown blob store layout/);
+    expect(await readFile(join(dir, '.layout'), 'utf8')).toBe('sharded-3');
   });
 });

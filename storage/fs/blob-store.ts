@@ -1,9 +1,12 @@
-// BlobStore on a local directory. Objects live at `dir/ab/cd/<key>` (the
-// prefixes keep directories small); bytes are first written to `dir/.tmp/`
-// and published with link(2), which is atomic and refuses to overwrite, so a
-// reader never sees a partial object and concurrent writers of one key agree
-// on a single winner. Assumes one process owns `dir` (its .tmp is wiped at
-// start) and a filesystem with hard links and case-sensitive names.
+// BlobStore on a local directory. Objects live at `dir/ab/<key>`, `ab` the
+// key's first two characters (256 prefix directories for the hex keys the
+// service uses, few enough that most writes find theirs made; layout.ts moves
+// a store of the older `dir/ab/cd/<key>` at open). Bytes are first written to
+// `dir/.tmp/` and published with link(2), which is atomic and refuses to
+// overwrite, so a reader never sees a partial object and concurrent writers
+// of one key agree on a single winner. Assumes one process owns `dir` (its
+// .tmp is wiped at start) and a filesystem with hard links and case-sensitive
+// names.
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { type FileHandle, link, mkdir, open, readdir, rm, stat, unlink } from 'node:fs/promises';
@@ -11,7 +14,9 @@ import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { checkByteRange } from '../byte-range.ts';
 import type { BlobStore } from '../types.ts';
+import { openDir, syncDir, syncOpened } from './dir-sync.ts';
 import { fileStream } from './file-stream.ts';
+import { ensureFlatLayout } from './layout.ts';
 import { createTempWriter } from './temp-writer.ts';
 
 export interface FsBlobStoreOptions {
@@ -38,49 +43,38 @@ const ignore = (code: string) => (e: unknown) => {
 /** Flags of a new temp file whose writes are durable when they return (where the platform has O_DSYNC). */
 const DURABLE_CREATE = constants.O_DSYNC === undefined ? undefined : constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_DSYNC;
 
-/** A directory opened to be synced; null where directories cannot be opened for fsync (Windows). */
-async function openDir(path: string): Promise<FileHandle | null> {
-  return process.platform === 'win32' ? null : open(path, 'r');
-}
-
-async function syncOpened(fh: FileHandle | null): Promise<void> {
-  if (!fh) return;
-  try {
-    await fh.sync();
-  } finally {
-    // Not awaited: the entry is durable once sync returns; closing a read-only handle changes nothing on disk.
-    fh.close().catch(() => {});
-  }
-}
-
-const syncDir = async (path: string) => syncOpened(await openDir(path));
-
 export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<FsBlobStore> {
   const tmpDir = join(dir, '.tmp');
   // Whatever is in .tmp now was left by a crash: no writer of ours holds it.
   await rm(tmpDir, { recursive: true, force: true });
   await mkdir(tmpDir, { recursive: true });
+  await ensureFlatLayout(dir, tmpDir, (name) => KEY.test(name));
 
   const pathOf = (key: string) => {
     checkKey(key);
-    return join(dir, key.slice(0, 2), key.slice(2, 4), key);
+    return join(dir, key.slice(0, 2), key);
   };
 
   // Prefix directories made by this process, each once: `made` when it
-  // exists, `durable` when the entries of the directories it took to make it
-  // are synced. A writer links once `made` and returns only after `durable`,
-  // so those syncs overlap its own; one that finds the directory being made
-  // waits for the same promises, never for less. At most 65536 entries; the
-  // store never removes a directory.
+  // exists, `durable` when its entry in `dir` is synced. A writer links once
+  // `made` and returns only after `durable`, so that sync overlaps its own;
+  // one that finds the directory being made waits for the same promises,
+  // never for less. One entry per prefix (256 for hex keys); the store never
+  // removes a directory.
   const dirs = new Map<string, { made: Promise<void>; durable: Promise<void> }>();
   function prefixDir(parent: string): { made: Promise<void>; durable: Promise<void> } {
     let entry = dirs.get(parent);
     if (!entry) {
-      const created = mkdir(parent, { recursive: true });
-      // Each new directory's entry lives in the directory above it.
-      const grandparent = dirname(parent);
-      const durable = created.then(async (top) => {
-        if (top !== undefined) await Promise.all(top === parent ? [syncDir(grandparent)] : [syncDir(grandparent), syncDir(dir)]);
+      // Not recursive: `dir` itself gone is a failure to report, not a directory to make again unsynced.
+      const created = mkdir(parent).then(
+        () => true,
+        (e: unknown) => {
+          if (errCode(e) !== 'EEXIST') throw e;
+          return false;
+        },
+      );
+      const durable = created.then(async (isNew) => {
+        if (isNew) await syncDir(dir);
       });
       entry = { made: created.then(() => undefined), durable };
       dirs.set(parent, entry);
@@ -126,7 +120,7 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
           await unlink(tmpPath);
           return false; // another writer published it first
         }
-        // The new entry and the directories above it must be durable before the caller records the blob.
+        // The new entry and its directory's own entry must be durable before the caller records the blob.
         await Promise.all([opened.then(syncOpened), place.durable, unlink(tmpPath)]);
         return true;
       });
@@ -159,16 +153,15 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
     },
 
     async *list() {
-      // dir/ab/cd/<key>: two levels of prefix directories, .tmp beside them (not objects).
+      // dir/ab/<key>, .tmp and .layout beside the prefix directories (not objects).
       for (const a of await readdir(dir).catch(() => [])) {
         if (a.length !== 2) continue;
-        for (const b of await readdir(join(dir, a)).catch(() => [])) {
-          for (const key of await readdir(join(dir, a, b)).catch(() => [])) {
-            if (!KEY.test(key)) continue;
-            // Gone between the listing and the stat (collected meanwhile): not an object any more.
-            const info = await stat(join(dir, a, b, key)).catch(() => null);
-            if (info?.isFile()) yield { key, modified_at: info.mtimeMs };
-          }
+        for (const key of await readdir(join(dir, a)).catch(() => [])) {
+          // A name outside its key's directory is no object: get would never find it.
+          if (!KEY.test(key) || !key.startsWith(a)) continue;
+          // Gone between the listing and the stat (collected meanwhile): not an object any more.
+          const info = await stat(join(dir, a, key)).catch(() => null);
+          if (info?.isFile()) yield { key, modified_at: info.mtimeMs };
         }
       }
     },

@@ -70,7 +70,8 @@ export async function startHarness(mode: Mode, options: Partial<DefaultServiceOp
       return fetch(url, { ...init, duplex: 'half' } as RequestInit);
     },
     async blobFiles() {
-      const files = await walk(blobsDir);
+      // The store's layout marker is not a blob.
+      const files = (await walk(blobsDir)).filter((f) => f !== join(blobsDir, '.layout'));
       return {
         blobs: files.filter((f) => !f.includes(`${join(blobsDir, '.tmp')}`)),
         temp: files.filter((f) => f.includes(`${join(blobsDir, '.tmp')}`)),
