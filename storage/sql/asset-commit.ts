@@ -50,25 +50,43 @@ export function createSqlAssetCommit(db: Kysely<Database>): AssetStore['commitAs
         if (Number(held.numAffectedRows ?? 0) === 0) throw new LeaseLostError(`job ${fence.job_id}: its lease moved on; the output is not stored`);
       }
       const inserted = await insertBlob(tx, blob.key, blob.hash, blob.size, Date.now());
-      // Absent optional fields are null, as the columns' default would make them.
+      const blobCreated = Number(inserted.numAffectedRows ?? 0) > 0;
+      // Absent optional fields are null, as the columns' default would make them; in the columns' order.
+      const values = {
+        id: asset.id,
+        account_id: asset.account_id,
+        blob_key: asset.blob_key,
+        content_type: asset.content_type,
+        file_path: asset.file_path ?? null,
+        tags: JSON.stringify(asset.tags),
+        created_at: asset.created_at,
+        expires_at: asset.expires_at ?? null,
+        job_id: asset.job_id ?? null,
+        node_id: asset.node_id ?? null,
+        output_type: asset.output_type ?? null,
+      };
+      const v = values;
       await insertAsset(
         tx,
-        asset.id,
-        asset.account_id,
-        asset.blob_key,
-        asset.content_type,
-        asset.file_path ?? null,
-        JSON.stringify(asset.tags),
-        asset.created_at,
-        asset.expires_at ?? null,
-        asset.job_id ?? null,
-        asset.node_id ?? null,
-        asset.output_type ?? null,
+        v.id,
+        v.account_id,
+        v.blob_key,
+        v.content_type,
+        v.file_path,
+        v.tags,
+        v.created_at,
+        v.expires_at,
+        v.job_id,
+        v.node_id,
+        v.output_type,
       );
       // An output committed without a fence changes its job's view too (the fenced update above bumped it).
-      if (!fence && asset.job_id !== null && asset.job_id !== undefined) await unfenced(tx, asset.job_id);
+      if (!fence && values.job_id !== null) await unfenced(tx, values.job_id);
+      // Over a blob row this made, the asset is what was written: no read back. Over one that was
+      // there already, its hash and size are that row's (one made before its hash was known has none).
+      if (blobCreated) return { asset: toAsset({ ...values, hash: blob.hash, size: blob.size }), blob_created: true };
       const [row] = (await committed(tx, asset.id)).rows;
       if (row === undefined) throw new Error(`asset ${asset.id}: not found after its insert`);
-      return { asset: toAsset(row), blob_created: Number(inserted.numAffectedRows ?? 0) > 0 };
+      return { asset: toAsset(row), blob_created: false };
     });
 }
