@@ -91,11 +91,33 @@ export interface AssetFields {
  * asset in one transaction. Retention extends to the account's longest-lived
  * asset over the same bytes, since re-referencing content never shortens it.
  */
-export async function mintAsset(
+export function mintAsset(
   ctx: ServiceBase,
   blob: { hash: string; size: number; key?: string; writer?: BlobWriter },
   fields: AssetFields,
 ): Promise<MintResult> {
+  return mint(ctx, blob, fields, true) as Promise<MintResult>;
+}
+
+/**
+ * mintAsset for new bytes (their writer) kept exactly until `expires_at` (job
+ * outputs, generated videos): neither the deadline nor the answer depends on
+ * what the account held before, so that is not read.
+ */
+export function mintOwnBytes(
+  ctx: ServiceBase,
+  blob: { hash: string; size: number; writer: BlobWriter },
+  fields: Omit<AssetFields, 'extendRetention'>,
+): Promise<CommitAssetResult> {
+  return mint(ctx, blob, { ...fields, extendRetention: false }, false);
+}
+
+async function mint(
+  ctx: ServiceBase,
+  blob: { hash: string; size: number; key?: string; writer?: BlobWriter },
+  fields: AssetFields,
+  readHeld: boolean,
+): Promise<MintResult | CommitAssetResult> {
   const key = blob.key ?? blobKeyOf(blob.hash);
   return ctx.blobLocks.run(key, async () => {
     if (await ctx.metadata.isBlobBlocked(key)) {
@@ -105,7 +127,7 @@ export async function mintAsset(
     const createdBytes = blob.writer ? await blob.writer.commit(key) : false;
     try {
       const now = ctx.now();
-      const existing = await ctx.metadata.listAssetsByHash(fields.account_id, blob.hash, now);
+      const existing = readHeld ? await ctx.metadata.listAssetsByHash(fields.account_id, blob.hash, now) : [];
       // Without new bytes, only content the account still holds may be re-referenced:
       // under the lock this also rules out minting over a blob just collected.
       if (!blob.writer && existing.length === 0) {
@@ -120,7 +142,7 @@ export async function mintAsset(
         { ...record, id: crypto.randomUUID(), blob_key: key, created_at: now, expires_at },
         fence,
       );
-      return { ...result, created_new: existing.length === 0 };
+      return readHeld ? { ...result, created_new: existing.length === 0 } : result;
     } catch (err) {
       if (createdBytes) await ctx.blobs.delete(key).catch(() => undefined);
       throw err;

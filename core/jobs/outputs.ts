@@ -3,7 +3,7 @@
 // expire with the job; inputs are the account's live assets, by id or name.
 import type { ExecutionContext, OutputAsset } from '../../engine/types.ts';
 import type { AssetRecord, JobSummary } from '../../storage/types.ts';
-import { discardBlob, mintAsset, stageBlob } from '../assets/ingest.ts';
+import { discardBlob, mintOwnBytes, stageBlob } from '../assets/ingest.ts';
 import { findByFileName } from '../cloud/file-names.ts';
 import type { ServiceBase } from '../context.ts';
 
@@ -82,13 +82,12 @@ export async function commitJobOutput(
   const staged = await stageBlob(ctx, chunksOf(output.body));
   if (output.temporary) {
     // Not an output of the job (no job_id): a file of the account, fetchable by name for a day.
-    const result = await mintAsset(ctx, staged, {
+    const result = await mintOwnBytes(ctx, staged, {
       account_id: job.account_id,
       content_type: output.content_type,
       file_path: output.name,
       tags: ['temp'],
       expires_at: Math.min(ctx.now() + TEMP_RETENTION_MS, job.expires_at),
-      extendRetention: false,
       job_id: null,
       node_id: output.node_id,
       output_type: output.type,
@@ -101,14 +100,13 @@ export async function commitJobOutput(
     await discardBlob(ctx, staged.writer);
     return { asset: same, created: false };
   }
-  const result = await mintAsset(ctx, staged, {
+  const result = await mintOwnBytes(ctx, staged, {
     account_id: job.account_id,
     content_type: output.content_type,
     file_path: output.name,
     tags: ['output'],
     expires_at: job.expires_at,
-    // Exactly the job's: an upload of the same bytes must not keep the output alive past its job.
-    extendRetention: false,
+    // Exactly the job's (mintOwnBytes): an upload of the same bytes must not keep the output alive past its job.
     job_id: job.id,
     node_id: output.node_id,
     output_type: output.type,

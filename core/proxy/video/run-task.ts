@@ -8,7 +8,7 @@
 import { pause } from '../../../lib/pause.ts';
 import { type ProviderTaskState, type ProviderVideo, type VideoProvider, VideoProviderError, type VideoRequest } from '../../../providers/video.ts';
 import type { NewWebhookDelivery, VideoTaskPatch, VideoTaskRecord } from '../../../storage/types.ts';
-import { mintAsset, stageBlob } from '../../assets/ingest.ts';
+import { mintOwnBytes, stageBlob } from '../../assets/ingest.ts';
 import type { ServiceBase } from '../../context.ts';
 import { videoErrorBody } from './errors.ts';
 import type { TaskState } from './states.ts';
@@ -85,14 +85,13 @@ export async function runVideoTask(deps: TaskRunDeps, initial: VideoTaskRecord):
 
   async function storeOutput(video: ProviderVideo) {
     const staged = await stageBlob(ctx, chunks(video.body));
-    const { asset } = await mintAsset(ctx, staged, {
+    const { asset } = await mintOwnBytes(ctx, staged, {
       account_id: task.account_id,
       content_type: video.content_type,
       file_path: `videogen-${task.id}.${video.extension}`,
       tags: ['output', 'videogen'],
-      // Kept exactly as long as the task that shows it.
+      // Kept exactly as long as the task that shows it (mintOwnBytes).
       expires_at: task.expires_at,
-      extendRetention: false,
       job_id: null,
       node_id: null,
       output_type: 'video',
