@@ -87,14 +87,26 @@ export function createWorkerClient(baseUrl: string, given?: HttpDispatcher, time
     }
   }
 
-  /** A bounded call: the whole exchange, body included, within timeoutMs. */
+  /**
+   * A bounded call: the whole exchange, body included, within timeoutMs. Its
+   * own timer, cleared once the answer is in: AbortSignal.timeout's cannot be,
+   * so every call's would still fire long after (a TimeoutError, an abort
+   * event), and it costs some 10 us more to make; a job makes three calls.
+   */
   async function text(path: string, what: string, timeoutMs: number, opts: Options = {}): Promise<{ status: number; text: string }> {
-    const signal = AbortSignal.timeout(timeoutMs);
-    const res = await call(path, what, { ...opts, signal });
+    const bound = new AbortController();
+    const timer = setTimeout(() => bound.abort(new DOMException(`${what} took more than ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    (timer as { unref?: () => void }).unref?.();
+    const { signal } = bound;
     try {
-      return { status: res.statusCode, text: await res.body.text() };
-    } catch (err) {
-      throw unreachable(what, err, signal);
+      const res = await call(path, what, { ...opts, signal });
+      try {
+        return { status: res.statusCode, text: await res.body.text() };
+      } catch (err) {
+        throw unreachable(what, err, signal);
+      }
+    } finally {
+      clearTimeout(timer);
     }
   }
 
