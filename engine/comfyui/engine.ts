@@ -37,6 +37,7 @@
 // last modelsPerServer of them, until it goes away (a restart) or is sent
 // /free (freeServer).
 
+import { anySignal } from '../../lib/any-signal.ts';
 import {
   type Engine,
   type EngineJob,
@@ -134,15 +135,16 @@ export function createComfyEngine(opts: ComfyEngineOptions): ComfyEngine {
   }
   const nodeDefinitions = async () => (await currentUnion()).defs;
 
-  /** The job's context, its signal also aborted when its worker leaves the pool. */
-  function onWorker(ctx: ExecutionContext, worker: PoolWorker): ExecutionContext {
-    const signal = AbortSignal.any([ctx.signal, worker.gone]);
+  /** The job's context, its signal also aborted when its worker leaves the pool, until `release()`. */
+  function onWorker(ctx: ExecutionContext, worker: PoolWorker): ExecutionContext & { release(): void } {
+    const { signal, release } = anySignal([ctx.signal, worker.gone]);
     return {
       signal,
       partner: ctx.partner,
       emit: (event) => ctx.emit(event),
       commitOutput: (output) => ctx.commitOutput(output),
       readAsset: (ref) => ctx.readAsset(ref),
+      release,
     };
   }
 
@@ -168,8 +170,9 @@ export function createComfyEngine(opts: ComfyEngineOptions): ComfyEngine {
       // Counted as held from now: the jobs behind this one that need its models wait for this worker, not load them elsewhere.
       worker.models.use(models);
       let canceled = false;
+      const context = onWorker(ctx, worker);
       try {
-        await runJob(worker, job, onWorker(ctx, worker), {
+        await runJob(worker, job, context, {
           clientId,
           jobTimeoutMs: opts.jobTimeoutMs,
           workerLostAfterMs: opts.workerLostAfterMs ?? 15_000,
@@ -198,6 +201,7 @@ export function createComfyEngine(opts: ComfyEngineOptions): ComfyEngine {
         ctx.emit({ type: 'notification', value: `The worker running this job was lost (${err.message}); it runs again on another worker.` });
         avoid = worker;
       } finally {
+        context.release();
         // A canceled prompt keeps its worker (no new job) until the worker has let it go.
         if (canceled) slot.releaseWhenGone(job.id);
         // At a shutdown (or a lease lost to another runner) the prompt runs on: its next run takes over the shared slot.

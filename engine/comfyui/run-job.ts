@@ -109,7 +109,8 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
   const outputs = createNodeOutputs({
     client,
     ctx,
-    signal: AbortSignal.any([ctx.signal, halt.signal]),
+    // halt follows ctx.signal too (onAbort).
+    signal: halt.signal,
     earlier: opts.earlier,
     onCommitted: opts.onCommitted,
   });
@@ -225,7 +226,11 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
     opts.onCancelSent();
   }
 
-  const onAbort = () => end({ kind: 'aborted' });
+  const onAbort = () => {
+    // Before the end is seen: the file fetches stop with the job's own reason.
+    halt.abort(ctx.signal.reason);
+    end({ kind: 'aborted' });
+  };
   const unlisten = worker.listen(id, listener);
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   const timeout = opts.jobTimeoutMs
