@@ -285,12 +285,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     // also spends from what the engine offered at its start.
     let budget = engineCapacity();
     if (!(budget > 0)) return 0;
-    const lanes: Lane[] = (await store.listAccountsWithQueuedJobs(accountScan)).map((a) => ({
-      accountId: a.account_id,
-      lastClaimed: a.last_claimed_at,
-      headSeq: a.oldest_seq,
-      queued: a.queued,
-    }));
+    const lanes = await queuedLanes();
     const drop = (lane: Lane) => {
       const i = lanes.indexOf(lane);
       if (i >= 0) lanes.splice(i, 1);
@@ -340,6 +335,21 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
       if (failure) throw failure.reason;
     }
     return started;
+  }
+
+  /** The accounts with queued jobs; their turns (the store's listing) only when there are two or more. */
+  async function queuedLanes(): Promise<Lane[]> {
+    if (store.peekQueuedAccounts) {
+      const few = await store.peekQueuedAccounts(2);
+      // Claim times and oldest jobs only order lanes: a lone one needs neither.
+      if (few.length < 2) return few.map((a) => ({ accountId: a.account_id, lastClaimed: 0, headSeq: 0, queued: a.queued }));
+    }
+    return (await store.listAccountsWithQueuedJobs(accountScan)).map((a) => ({
+      accountId: a.account_id,
+      lastClaimed: a.last_claimed_at,
+      headSeq: a.oldest_seq,
+      queued: a.queued,
+    }));
   }
 
   /**

@@ -294,6 +294,13 @@ export interface JobStore {
    * and how many jobs it has queued (the most a pass claims for it).
    */
   listAccountsWithQueuedJobs(limit: number): Promise<Array<{ account_id: string; oldest_seq: number; last_claimed_at: number; queued: number }>>;
+  /**
+   * Up to `limit` accounts with queued jobs, in no order, each with how many:
+   * a pass that finds none or one has no turns to settle, and spares the
+   * listing above (the costliest read of a pass). Optional: without it the
+   * scheduler always lists.
+   */
+  peekQueuedAccounts?(limit: number): Promise<Array<{ account_id: string; queued: number }>>;
   countJobs(statuses: string[], accountId?: string): Promise<number>;
   /**
    * Jobs in these statuses counted by status and their account's tier (an

@@ -185,6 +185,14 @@ export function createMemoryJobStore(
       }
       return accounts.sort((x, y) => x.oldest_seq - y.oldest_seq).slice(0, limit);
     },
+    async peekQueuedAccounts(limit) {
+      const accounts = [];
+      for (const [account_id, queue] of open.queues()) {
+        if (accounts.length >= limit) break;
+        accounts.push({ account_id, queued: queue.length });
+      }
+      return accounts;
+    },
     async countJobs(statuses, accountId) {
       // The admission check's count, on every submission: the queues' index knows it without a scan.
       if (statuses.length === 1 && statuses[0] === 'queued') return queuedOf(accountId);

@@ -10,7 +10,7 @@ import { type Database, toNumber } from './schema.ts';
 export function createSqlJobQueueReads(
   db: Kysely<Database>,
   direct?: DirectReader,
-): Pick<JobStore, 'listAccountsWithQueuedJobs' | 'countQueuedBefore'> {
+): Pick<JobStore, 'listAccountsWithQueuedJobs' | 'peekQueuedAccounts' | 'countQueuedBefore'> {
   // The limit is a bound parameter (kysely binds it), so it fits a template.
   const accountsWithQueue = queryTemplate(
     db,
@@ -48,10 +48,16 @@ export function createSqlJobQueueReads(
     direct,
   );
 
-  // Most passes of the scheduler (one after every job's end) find no queue at all: one seek
-  // in the small queue_counts table says so for a fraction of the query above, which sets up
-  // its subqueries and sort even when it returns nothing.
+  // Most passes of the scheduler (one after every job's end) find no queue at all, and most
+  // others one account's: the small queue_counts table says so for a fraction of the query
+  // above, which sets up its subqueries and sort even when it returns nothing.
   const anyQueue = queryTemplate(db, 0, () => db.selectFrom('queue_counts').select('account_id').where('queued', '>', 0).limit(1), direct);
+  const queuedAccounts = queryTemplate(
+    db,
+    1,
+    (limit: number) => db.selectFrom('queue_counts').select(['account_id', 'queued']).where('queued', '>', 0).limit(limit),
+    direct,
+  );
 
   // A queued job's place, asked by every GET of one: two counts, each along an index: earlier
   // jobs of the other accounts (status, seq), and the account's own ahead in its pick order
@@ -94,6 +100,9 @@ export function createSqlJobQueueReads(
               },
             ],
       );
+    },
+    async peekQueuedAccounts(limit) {
+      return (await queuedAccounts(limit)).map((r) => ({ account_id: r.account_id, queued: toNumber(r.queued) }));
     },
     async countQueuedBefore({ seq, account_id, priority }) {
       const [others] = await queuedOthersBefore(seq, account_id);

@@ -231,11 +231,12 @@ describe('ending, over a store that writes in call order', () => {
     const memory = createMemoryStorage().metadata;
     await memory.upsertAccount({ id: 'a', tier: 'free' });
     let passes = 0;
+    // Each pass looks at the queue once.
     const h = harness({
       ...memory,
-      listAccountsWithQueuedJobs(limit) {
+      peekQueuedAccounts(limit) {
         passes++;
-        return memory.listAccountsWithQueuedJobs(limit);
+        return memory.peekQueuedAccounts!(limit);
       },
     });
     await h.submit('a', 1);

@@ -133,6 +133,55 @@ describe('scheduler: limits per tier', () => {
   });
 });
 
+describe('scheduler: the listing of accounts', () => {
+  /** A memory store counting its listings (the turns of accounts) and peeks. */
+  function counting() {
+    const memory = createMemoryStorage().metadata;
+    const calls = { listings: 0, peeks: 0 };
+    const store: MetadataStore = {
+      ...memory,
+      listAccountsWithQueuedJobs(limit) {
+        calls.listings++;
+        return memory.listAccountsWithQueuedJobs(limit);
+      },
+      peekQueuedAccounts(limit) {
+        calls.peeks++;
+        return memory.peekQueuedAccounts!(limit);
+      },
+    };
+    return { store, calls };
+  }
+
+  it('a pass over no queue or one account queued does not list accounts; two or more are listed in turn order', async () => {
+    const { store, calls } = counting();
+    await account(store, 'a', 'pro');
+    await account(store, 'b', 'pro');
+    const h = harness({ store });
+    expect(await h.scheduler.pass()).toBe(0);
+    await h.submit('a', 3);
+    expect(await h.scheduler.pass()).toBe(3);
+    expect(calls).toEqual({ listings: 0, peeks: 2 });
+    await h.submit('b', 1);
+    await h.submit('a', 1);
+    expect(await h.scheduler.pass()).toBe(2);
+    expect(calls).toEqual({ listings: 1, peeks: 3 });
+    // Served longest ago: b (never), then a.
+    expect(h.ids().slice(3)).toEqual(['b-4', 'a-5']);
+    await h.scheduler.close();
+  });
+
+  it('a store without peekQueuedAccounts is listed on every pass', async () => {
+    const { store, calls } = counting();
+    await account(store, 'a', 'pro');
+    const { peekQueuedAccounts: _, ...without } = store;
+    const h = harness({ store: without as MetadataStore });
+    await h.submit('a', 2);
+    expect(await h.scheduler.pass()).toBe(2);
+    expect(calls).toEqual({ listings: 1, peeks: 0 });
+    await h.scheduler.close();
+  });
+});
+
 describe('scheduler: order', () => {
   it("starts each account's jobs in submission order", async () => {
     const h = harness();
@@ -368,11 +417,11 @@ describe('scheduler: two instances over one store', () => {
     const store = createMemoryStorage().metadata;
     const one = harness({ store });
     await account(store, 'a', 'creator');
-    // The second instance's listing goes stale: the first takes the jobs in between.
+    // The second instance's look at the queue goes stale: the first takes the jobs in between.
     const stale: MetadataStore = {
       ...store,
-      async listAccountsWithQueuedJobs(limit) {
-        const accounts = await store.listAccountsWithQueuedJobs(limit);
+      async peekQueuedAccounts(limit) {
+        const accounts = await store.peekQueuedAccounts!(limit);
         await one.scheduler.pass();
         return accounts;
       },
@@ -392,25 +441,26 @@ describe('scheduler: two instances over one store', () => {
 describe('scheduler: kicks', () => {
   it('coalesces many kicks into one pass', async () => {
     const store = createMemoryStorage().metadata;
-    const listing = vi.spyOn(store, 'listAccountsWithQueuedJobs');
+    // Each pass looks at the queue once.
+    const look = vi.spyOn(store, 'peekQueuedAccounts');
     const h = harness({ store });
     await h.submit('a', 3);
     for (let i = 0; i < 50; i++) h.scheduler.kick();
     await settle();
-    expect(listing).toHaveBeenCalledTimes(1);
+    expect(look).toHaveBeenCalledTimes(1);
     expect(h.ids()).toHaveLength(1);
   });
 
   it('a kick during a pass gets one more pass after it', async () => {
     const store = createMemoryStorage().metadata;
-    const listing = vi.spyOn(store, 'listAccountsWithQueuedJobs');
+    const look = vi.spyOn(store, 'peekQueuedAccounts');
     const h = harness({ store });
     await h.submit('a', 1);
     const first = h.scheduler.pass();
     for (let i = 0; i < 10; i++) h.scheduler.kick();
     await first;
     await settle();
-    expect(listing).toHaveBeenCalledTimes(2);
+    expect(look).toHaveBeenCalledTimes(2);
   });
 
   it('a settled run kicks: the next job starts without a pass from outside', async () => {

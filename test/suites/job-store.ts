@@ -334,6 +334,21 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
       expect(await store.listAccountsWithQueuedJobs(2)).toHaveLength(2);
     });
 
+    it('peekQueuedAccounts: accounts with queued jobs and how many, up to the limit', async () => {
+      if (!store.peekQueuedAccounts) return;
+      expect(await store.peekQueuedAccounts(2)).toEqual([]);
+      await createAll(job('a1'), job('a2'), job('b1', { account_id: 'acc2' }), job('c1', { account_id: 'acc3' }));
+      await store.transitionJob('c1', 'queued', 'canceled'); // acc3 has none left
+      const byAccount = (rows: Array<{ account_id: string; queued: number }>) => rows.sort((x, y) => x.account_id.localeCompare(y.account_id));
+      expect(byAccount(await store.peekQueuedAccounts(10))).toEqual([
+        { account_id: 'acc1', queued: 2 },
+        { account_id: 'acc2', queued: 1 },
+      ]);
+      expect(await store.peekQueuedAccounts(1)).toHaveLength(1);
+      await store.transitionJob('b1', 'queued', 'running');
+      expect(await store.peekQueuedAccounts(2)).toEqual([{ account_id: 'acc1', queued: 2 }]);
+    });
+
     it('countJobs over statuses, for all accounts or one', async () => {
       await createAll(job('a1'), job('a2'), job('b1', { account_id: 'acc2' }), job('b2', { account_id: 'acc2' }));
       await store.transitionJob('a1', 'queued', 'running');
