@@ -40,6 +40,7 @@ export type { IdempotencyStore } from './interfaces/idempotency-store.ts';
 export {
   type AccountJobFilter,
   type AccountJobQuery,
+  type BoundedJob,
   FRESH_JOB,
   type JobClaim,
   type JobGuard,

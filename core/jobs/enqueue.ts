@@ -27,14 +27,14 @@ export async function enqueueJob(
   { workflow, extra, id = crypto.randomUUID(), priority = 0, metadata = null }: Enqueue,
 ): Promise<{ job: JobSummary; ahead: number }> {
   return withIdempotency(ctx, request, account, async (commitment) => {
-    const ahead = await ctx.jobs.scheduler.admit(account.id);
+    await ctx.jobs.scheduler.admit(account.id);
     // In place before the row exists: the scheduler may start the job at once.
     if (extra) ctx.jobs.extraData.set(id, extra);
     const now = ctx.now();
-    let job;
+    let queued;
     try {
-      // The insert counts the queue again as one step for every instance: the bound admit checked holds.
-      job = await ctx.jobs.scheduler.enqueue({
+      // The insert counts the queue as one step for every instance: its bounds hold.
+      queued = await ctx.jobs.scheduler.enqueue({
         id,
         account_id: account.id,
         status: 'queued',
@@ -48,6 +48,7 @@ export async function enqueueJob(
       ctx.jobs.extraData.delete(id);
       throw err;
     }
+    const { job, ahead } = queued;
     commitment.committed();
     ctx.jobs.hub.announce(job, 'queued');
     ctx.jobs.queued();

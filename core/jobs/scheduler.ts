@@ -37,10 +37,10 @@
 // first; this instance's own order only breaks ties within a clock tick.
 // Runners' clocks are assumed to agree to within a claim or two.
 //
-// Queue depth: `admit` counts early, before the request's body is read, and
-// refuses cheaply; `enqueue` is the authority, its insert counting again in
-// the same step for every instance (JobStore.createJob's bounds), so
-// submissions racing on several instances never overshoot the bounds.
+// Queue depth: `enqueue` checks it, its insert counting the queue in the
+// same step for every instance (JobStore.createJob's bounds), so submissions
+// racing on several instances never overshoot the bounds; the same count
+// says how many jobs the new one has ahead of it.
 
 import type { AccountStore, JobStore, JobSummary, NewJob, QueueBounds } from '../../storage/types.ts';
 import { errorText, silentLogger } from '../log.ts';
@@ -110,17 +110,15 @@ export interface SchedulerOptions {
 export type Ending = (write: () => Promise<boolean>) => Promise<boolean>;
 
 export interface Scheduler {
+  /** Throws 402 `insufficient_credits` when the account may not queue a job now. */
+  admit(accountId: string): Promise<void>;
   /**
-   * Throws 402 `insufficient_credits` or 429 `queue_full` (with Retry-After)
-   * when a job may not be queued now; otherwise resolves to the number of
-   * jobs queued at that moment (what a job queued next will have ahead of it).
+   * Stores the job if the queue's bounds allow it, counted as one step with
+   * the insert, and resolves to its row and how many jobs (of all accounts)
+   * were queued ahead of it then; throws 429 `queue_full` (with
+   * Retry-After) otherwise.
    */
-  admit(accountId: string): Promise<number>;
-  /**
-   * Stores the job if the queue's bounds still allow it, counted as one
-   * step with the insert; throws 429 `queue_full` as `admit` does otherwise.
-   */
-  enqueue(job: NewJob): Promise<JobSummary>;
+  enqueue(job: NewJob): Promise<{ job: JobSummary; ahead: number }>;
   /** Asks for a pass soon; kicks before that pass begins share it. */
   kick(): void;
   /** One pass now (after any pass under way); resolves to the number of jobs started. */
@@ -401,23 +399,17 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
   return {
     async admit(accountId) {
       await checkCredits(opts.credits, accountId);
-      const [queued, own] = await Promise.all([
-        store.countJobs([QUEUED]),
-        Number.isFinite(maxQueuedPerAccount) ? store.countJobs([QUEUED], accountId) : Promise.resolve(0),
-      ]);
-      if (queued >= maxQueueDepth) {
-        logger.warn('queue full', { account_id: accountId, queued });
-        throw queueFullError({ refused: 'queue', queued, limit: maxQueueDepth }, retryAfter);
-      }
-      // One account cannot fill the queue for everyone: past its own bound it waits for its jobs to start.
-      if (own >= maxQueuedPerAccount) throw queueFullError({ refused: 'account', queued: own, limit: maxQueuedPerAccount }, retryAfter);
-      return queued;
     },
     async enqueue(job) {
+      // One account cannot fill the queue for everyone: past its own bound it waits for its jobs to start.
       const created = await store.createJob(job, bounds);
-      if (!('refused' in created)) return created;
-      if (created.refused === 'queue') logger.warn('queue full', { account_id: job.account_id, queued: created.queued });
-      throw queueFullError(created, retryAfter);
+      if ('refused' in created) {
+        if (created.refused === 'queue') logger.warn('queue full', { account_id: job.account_id, queued: created.queued });
+        throw queueFullError(created, retryAfter);
+      }
+      const { queued_before, ...row } = created;
+      // Every store counts under `maxQueued`, which is always set here; a store that did not is asked.
+      return { job: row, ahead: queued_before ?? (await store.countJobs([QUEUED])) };
     },
     kick,
     pass,

@@ -153,6 +153,13 @@ export interface QueueBounds {
   maxQueuedPerAccount?: number;
 }
 
+/**
+ * createJob's row under bounds, with how many jobs (of all accounts) were
+ * queued when it was inserted, as the `maxQueued` check counted them (absent
+ * without that bound): what the new job has ahead of it, at no extra read.
+ */
+export type BoundedJob = JobSummary & { queued_before?: number };
+
 /** createJob's answer when a bound is reached: which one, how many are queued, and the bound. */
 export interface QueueRefusal {
   refused: 'queue' | 'account';
@@ -236,7 +243,7 @@ export interface JobStore {
    * hold across every instance sharing the store: a refusal instead of the
    * row when the queue (or the account's share of it) is full.
    */
-  createJob(job: NewJob, bounds: QueueBounds): Promise<JobSummary | QueueRefusal>;
+  createJob(job: NewJob, bounds: QueueBounds): Promise<BoundedJob | QueueRefusal>;
   /** The account's job, or null (another account's job is null too). */
   getJob(accountId: string, id: string): Promise<JobSummary | null>;
   /**

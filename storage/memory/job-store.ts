@@ -7,7 +7,16 @@
 // listJobWorkflows: like the SQL store's rows, every other read leaves them out.
 
 import { parseJson, stringifyJson } from '../../lib/json.ts';
-import { FRESH_JOB, type JobStore, type JobSummary, type LeaseFence, type NewJob, type QueueBounds, type QueueRefusal } from '../types.ts';
+import {
+  type BoundedJob,
+  FRESH_JOB,
+  type JobStore,
+  type JobSummary,
+  type LeaseFence,
+  type NewJob,
+  type QueueBounds,
+  type QueueRefusal,
+} from '../types.ts';
 import { createMemoryJobListing, type OutputRow } from './job-listing.ts';
 import { createMemoryJobTierCounts } from './job-tier-counts.ts';
 import { ACTIVE, createOpenJobs, OPEN, type StoredJob } from './open-jobs.ts';
@@ -55,13 +64,15 @@ export function createMemoryJobStore(
 
   // The bounds are counted with no await before the insert: on one event loop that is one step.
   function createJob(job: NewJob): Promise<JobSummary>;
-  function createJob(job: NewJob, bounds: QueueBounds): Promise<JobSummary | QueueRefusal>;
-  async function createJob(job: NewJob, bounds: QueueBounds = {}): Promise<JobSummary | QueueRefusal> {
+  function createJob(job: NewJob, bounds: QueueBounds): Promise<BoundedJob | QueueRefusal>;
+  async function createJob(job: NewJob, bounds: QueueBounds = {}): Promise<BoundedJob | QueueRefusal> {
     if (jobs.has(job.id)) throw new Error(`job ${job.id} already exists`);
     const { maxQueued, maxQueuedPerAccount } = bounds;
+    let before: number | undefined;
     if (maxQueued !== undefined) {
       const queued = queuedOf();
       if (queued >= maxQueued) return { refused: 'queue', queued, limit: maxQueued };
+      before = queued;
     }
     if (maxQueuedPerAccount !== undefined) {
       const queued = queuedOf(job.account_id);
@@ -82,7 +93,7 @@ export function createMemoryJobStore(
     workflows.set(job.id, stringifyJson(workflow));
     jobs.set(job.id, record);
     setStatus(record, record.status);
-    return copy(record);
+    return before === undefined ? copy(record) : Object.assign(copy(record), { queued_before: before });
   }
 
   return {

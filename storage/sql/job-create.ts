@@ -22,7 +22,7 @@
 // bound (it was admitted once), as it was when the queue itself was counted.
 import type { Kysely } from 'kysely';
 import { stringifyJson } from '../../lib/json.ts';
-import { FRESH_JOB, type JobSummary, type NewJob, type QueueBounds, type QueueRefusal } from '../types.ts';
+import { type BoundedJob, FRESH_JOB, type JobSummary, type NewJob, type QueueBounds, type QueueRefusal } from '../types.ts';
 import { statementTemplate } from './query-template.ts';
 import { type QueueCounts, queueDelta } from './queue-counts.ts';
 import { type Database, toNumber } from './schema.ts';
@@ -36,7 +36,7 @@ type Inserted = Omit<JobSummary, 'cached_nodes' | 'temp_asset_ids' | 'lease'>;
 
 type CreateJob = {
   (job: NewJob): Promise<JobSummary>;
-  (job: NewJob, bounds: QueueBounds): Promise<JobSummary | QueueRefusal>;
+  (job: NewJob, bounds: QueueBounds): Promise<BoundedJob | QueueRefusal>;
 };
 
 export function createSqlJobInsert(db: Kysely<Database>, counts: QueueCounts): CreateJob {
@@ -77,12 +77,13 @@ export function createSqlJobInsert(db: Kysely<Database>, counts: QueueCounts): C
   );
 
   function createJob(job: NewJob): Promise<JobSummary>;
-  function createJob(job: NewJob, bounds: QueueBounds): Promise<JobSummary | QueueRefusal>;
-  async function createJob(job: NewJob, bounds: QueueBounds = {}): Promise<JobSummary | QueueRefusal> {
+  function createJob(job: NewJob, bounds: QueueBounds): Promise<BoundedJob | QueueRefusal>;
+  async function createJob(job: NewJob, bounds: QueueBounds = {}): Promise<BoundedJob | QueueRefusal> {
     // Serialised before the transaction: nothing of it depends on what the transaction reads.
     const { workflow, priority = 0, metadata = null, ...fields } = job;
     const workflowText = stringifyJson(workflow);
     const metadataText = json(metadata);
+    let before: number | undefined;
     const created = await db.transaction().execute(async (tx): Promise<Inserted | QueueRefusal> => {
       const [{ value }] = (await nextSeq(tx)).rows;
       const { maxQueued, maxQueuedPerAccount } = bounds;
@@ -92,9 +93,11 @@ export function createSqlJobInsert(db: Kysely<Database>, counts: QueueCounts): C
         const { all, own } = await counts.both(tx, job.account_id);
         if (all >= maxQueued) return { refused: 'queue', queued: all, limit: maxQueued };
         if (own >= maxQueuedPerAccount) return { refused: 'account', queued: own, limit: maxQueuedPerAccount };
+        before = all;
       } else if (maxQueued !== undefined) {
         const n = await counts.count(tx);
         if (n >= maxQueued) return { refused: 'queue', queued: n, limit: maxQueued };
+        before = n;
       } else if (maxQueuedPerAccount !== undefined) {
         const n = await counts.count(tx, job.account_id);
         if (n >= maxQueuedPerAccount) return { refused: 'account', queued: n, limit: maxQueuedPerAccount };
@@ -114,7 +117,8 @@ export function createSqlJobInsert(db: Kysely<Database>, counts: QueueCounts): C
       return { ...record, metadata: metadata === null ? null : structuredClone(metadata) };
     });
     if ('refused' in created) return created;
-    return { ...created, cached_nodes: null, temp_asset_ids: [], lease: null };
+    const row = { ...created, cached_nodes: null, temp_asset_ids: [], lease: null };
+    return before === undefined ? row : { ...row, queued_before: before };
   }
   return createJob;
 }

@@ -357,22 +357,34 @@ describe('scheduler: engine capacity', () => {
 });
 
 describe('scheduler: queue bound', () => {
-  it('answers 429 queue_full with Retry-After once the queued count reaches the bound', async () => {
+  const newJob = (id: string, account_id: string) => ({ id, account_id, status: 'queued', workflow: {}, created_at: 0, expires_at: 1e15 });
+
+  it('answers 429 queue_full with Retry-After once the queued count reaches the bound; a stored job comes with the jobs ahead of it', async () => {
     const h = harness({ maxQueueDepth: 3 });
     await h.submit('a', 2);
-    await expect(h.scheduler.admit('a')).resolves.toBe(2); // the jobs a new one would have ahead
-    await h.submit('b', 1);
-    const err = await h.scheduler.admit('c').catch((e: unknown) => e);
+    const { job, ahead } = await h.scheduler.enqueue(newJob('a-new', 'a'));
+    expect(job).toMatchObject({ id: 'a-new', status: 'queued' });
+    expect(job).not.toHaveProperty('queued_before');
+    expect(ahead).toBe(2);
+    const err = await h.scheduler.enqueue(newJob('c-new', 'c')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({ code: 'queue_full', status: 429, headers: { 'Retry-After': '10' } });
+    expect(await h.store.getJobById('c-new')).toBeNull();
   });
 
   it('counts only queued jobs, and takes a configured Retry-After', async () => {
     const h = harness({ maxQueueDepth: 2, retryAfterSeconds: 2.5, tierLimits: { free: 2 } });
     await h.submit('a', 2);
-    await expect(h.scheduler.admit('a')).rejects.toMatchObject({ headers: { 'Retry-After': '3' } });
+    await expect(h.scheduler.enqueue(newJob('a-new', 'a'))).rejects.toMatchObject({ headers: { 'Retry-After': '3' } });
     await h.scheduler.pass();
-    await expect(h.scheduler.admit('a')).resolves.toBe(0);
+    await expect(h.scheduler.enqueue(newJob('a-new', 'a'))).resolves.toMatchObject({ ahead: 0 });
+  });
+
+  it('one account stops at its own bound while others still queue', async () => {
+    const h = harness({ maxQueueDepth: 10, maxQueuedPerAccount: 2 });
+    await h.submit('a', 2);
+    await expect(h.scheduler.enqueue(newJob('a-new', 'a'))).rejects.toMatchObject({ code: 'queue_full', status: 429 });
+    await expect(h.scheduler.enqueue(newJob('b-new', 'b'))).resolves.toMatchObject({ ahead: 2 });
   });
 });
 
@@ -507,12 +519,12 @@ describe('credits', () => {
     expect(err).toMatchObject({ code: 'insufficient_credits', status: 402 });
   });
 
-  it('admit checks credits per account, before the queue bound', async () => {
+  it("admit checks credits per account; the queue bound is the enqueue's", async () => {
     const h = harness({ credits: only('rich'), maxQueueDepth: 1 });
-    await expect(h.scheduler.admit('rich')).resolves.toBe(0);
+    await expect(h.scheduler.admit('rich')).resolves.toBeUndefined();
     await expect(h.scheduler.admit('poor')).rejects.toMatchObject({ code: 'insufficient_credits' });
     await h.submit('rich');
     await expect(h.scheduler.admit('poor')).rejects.toMatchObject({ code: 'insufficient_credits' });
-    await expect(h.scheduler.admit('rich')).rejects.toMatchObject({ code: 'queue_full' });
+    await expect(h.scheduler.admit('rich')).resolves.toBeUndefined();
   });
 });

@@ -2,13 +2,13 @@
 // queued jobs as one step with its insert, so a refused job leaves nothing
 // behind and racing inserts never overshoot. Run from job-store.ts.
 import { expect, it } from 'vitest';
-import type { JobStore, JobSummary, QueueRefusal } from '../../storage/types.ts';
+import type { BoundedJob, JobStore, JobSummary, QueueRefusal } from '../../storage/types.ts';
 import { newJob } from './store-fixtures.ts';
 
 const job = newJob;
 const isRefusal = (r: JobSummary | QueueRefusal): r is QueueRefusal => 'refused' in r;
 /** The row of an insert that was to fit. */
-const inserted = (r: JobSummary | QueueRefusal): JobSummary => {
+const inserted = (r: BoundedJob | QueueRefusal): BoundedJob => {
   if (isRefusal(r)) throw new Error(`refused: ${JSON.stringify(r)}`);
   return r;
 };
@@ -33,6 +33,19 @@ export function jobBoundCases(getStore: () => JobStore): void {
     // Inserts after a refusal go on in submission order.
     const next = inserted(await store.createJob(job('c1', { account_id: 'acc3' }), { maxQueued: 4 }));
     expect(next.seq).toBeGreaterThan(first.seq);
+  });
+
+  it('a job inserted under maxQueued says how many were queued before it, as that check counted them', async () => {
+    const store = getStore();
+    expect(inserted(await store.createJob(job('a1'), { maxQueued: 10 })).queued_before).toBe(0);
+    expect(inserted(await store.createJob(job('b1', { account_id: 'acc2' }), { maxQueued: 10, maxQueuedPerAccount: 5 })).queued_before).toBe(1);
+    await store.transitionJob('a1', 'queued', 'running');
+    expect(inserted(await store.createJob(job('a2'), { maxQueued: 10 })).queued_before).toBe(1);
+    // Without that bound nothing is counted for it, nor said.
+    expect(inserted(await store.createJob(job('a3'), { maxQueuedPerAccount: 5 }))).not.toHaveProperty('queued_before');
+    const concurrent = await Promise.all(Array.from({ length: 6 }, (_, i) => store.createJob(job(`c${i}`), { maxQueued: 100 })));
+    // Each counted the queue in its insert's own step: one each of 3..8.
+    expect(concurrent.map((r) => inserted(r).queued_before).sort((x, y) => x! - y!)).toEqual([3, 4, 5, 6, 7, 8]);
   });
 
   it('only queued jobs count; an absent bound is no bound', async () => {
