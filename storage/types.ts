@@ -41,6 +41,7 @@ export {
   type AccountJobFilter,
   type AccountJobQuery,
   type BoundedJob,
+  type ClaimedJob,
   FRESH_JOB,
   type JobClaim,
   type JobGuard,

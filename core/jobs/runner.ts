@@ -1,5 +1,5 @@
-// Runs one job the scheduler moved to `running`: reads its workflow (the
-// scheduler's rows come without), hands it to the engine with an
+// Runs one job the scheduler moved to `running`: takes its workflow (as the
+// claim read it; read here when not given), hands it to the engine with an
 // ExecutionContext, folds the engine's events into throttled progress
 // snapshots (row + live streams), commits outputs as they come, and ends the
 // row in its terminal status with a compare-and-set. A job aborted because
@@ -97,7 +97,7 @@ function errorRecord(err: ExecutionError): Record<string, unknown> {
   };
 }
 
-export function createJobRunner(deps: RunnerDeps): (job: JobSummary, ending?: Ending) => Promise<void> {
+export function createJobRunner(deps: RunnerDeps): (job: JobSummary, ending?: Ending, workflow?: Record<string, unknown>) => Promise<void> {
   const { ctx, engine, hub, active, extraData } = deps;
   const published = deps.progress;
   const log = (message: string, job: JobSummary, err: unknown) => ctx.logger.error(message, { job_id: job.id, error: errorText(err) });
@@ -174,7 +174,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary, ending?: En
     return null;
   }
 
-  return async function run(job: JobSummary, ending: Ending = straight): Promise<void> {
+  return async function run(job: JobSummary, ending: Ending = straight, claimed?: Record<string, unknown>): Promise<void> {
     const controller = new AbortController();
     active.set(job.id, controller);
     ctx.metrics.jobStarted(job);
@@ -240,7 +240,8 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary, ending?: En
     try {
       // Still queued when its retention ran out: nobody can see it any more, so it must not run.
       if (job.expires_at <= ctx.now()) throw EXPIRED;
-      const stored = await jobWorkflow(ctx.metadata, job);
+      // As the claim read it, or (a run not started by a claim) read now.
+      const stored = claimed ?? (await jobWorkflow(ctx.metadata, job));
       if (!stored) throw new Error(`job ${job.id} has no workflow row`);
       const workflow = resolveAssetRefs(stored);
       const defs = await engine.nodeDefinitions();

@@ -42,7 +42,7 @@
 // racing on several instances never overshoot the bounds; the same count
 // says how many jobs the new one has ahead of it.
 
-import type { AccountStore, JobStore, JobSummary, NewJob, QueueBounds } from '../../storage/types.ts';
+import type { AccountStore, ClaimedJob, JobStore, JobSummary, NewJob, QueueBounds } from '../../storage/types.ts';
 import { errorText, silentLogger } from '../log.ts';
 import type { Logger } from '../types.ts';
 import { type CreditsProvider, checkCredits } from './credits.ts';
@@ -83,12 +83,12 @@ export interface SchedulerOptions {
   /** How many more jobs the engine takes now, counting jobs already handed to `run`. Default Infinity. */
   engineCapacity?: () => number;
   /**
-   * Executes a job the scheduler has moved to running (its row without the
-   * workflow: the queue is read without them, and the run reads the one it
-   * executes), and settles once the job has left the engine. Moving the row to its terminal status is its
-   * job, through `ending`; a rejection is logged and the slot freed.
+   * Executes a job the scheduler has moved to running (its row, and its
+   * workflow as the claim read it), and settles once the job has left the
+   * engine. Moving the row to its terminal status is its job, through
+   * `ending`; a rejection is logged and the slot freed.
    */
-  run: (job: JobSummary, ending: Ending) => Promise<void>;
+  run: (job: JobSummary, ending: Ending, workflow: Record<string, unknown>) => Promise<void>;
   /** Checked by `admit`; none means credits are unlimited. */
   credits?: CreditsProvider;
   /** Runs a pass this often even without kicks, to pick up jobs other instances queued. 0 = never (default). */
@@ -198,7 +198,8 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     return true;
   }
 
-  function launch(job: JobSummary) {
+  function launch(claimed: ClaimedJob) {
+    const { workflow, ...job } = claimed;
     runningJobs.set(job.id, job.account_id);
     runningByAccount.set(job.account_id, localRunning(job.account_id) + 1);
     /** `misses` when the end's write started, if it moved the row: the claims behind it had the slot. */
@@ -224,7 +225,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     };
     let done: Promise<void>;
     try {
-      done = Promise.resolve(run(job, ending));
+      done = Promise.resolve(run(job, ending, workflow));
     } catch (err) {
       done = Promise.reject(err);
     }
@@ -295,7 +296,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
       /** The planned accounts' turns before planning: only the claims that succeed count as served. */
       const turns = new Map<string, number | undefined>();
       let plan: Lane[];
-      let results: PromiseSettledResult<JobSummary | null>[];
+      let results: PromiseSettledResult<ClaimedJob | null>[];
       try {
         plan = await planStarts(lanes, together ? room : 1, turns, drop);
         if (plan.length === 0) break;

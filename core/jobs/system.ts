@@ -94,8 +94,8 @@ export function createJobSystem(ctx: ServiceBase): JobSystem {
     credits: ctx.credits,
     // A stopped deployment starts nothing: its queued jobs wait for the operator to start it again.
     engineCapacity: () => (!runsJobs || ctx.deployment.stopped() || engine.readiness().state !== 'ready' ? 0 : maxConcurrent - scheduler.running()),
-    run(job, ending) {
-      const p = runner(job, ending).finally(() => runs.delete(p));
+    run(job, ending, workflow) {
+      const p = runner(job, ending, workflow).finally(() => runs.delete(p));
       runs.add(p);
       return p;
     },

@@ -153,6 +153,9 @@ export interface QueueBounds {
   maxQueuedPerAccount?: number;
 }
 
+/** claimJob's job: its row and its workflow. */
+export type ClaimedJob = JobSummary & { workflow: Record<string, unknown> };
+
 /**
  * createJob's row under bounds, with how many jobs (of all accounts) were
  * queued when it was inserted, as the `maxQueued` check counted them (absent
@@ -275,9 +278,10 @@ export interface JobStore {
    * account has fewer than `limit` jobs running or canceling, moves its next
    * queued job in pick order to `running` (started_at, attempts + 1) under a
    * new lease, and returns it; null when the account is at its limit or has
-   * nothing queued.
+   * nothing queued. The job comes with its workflow, read in the same step
+   * (the run needs it next: no read of its own).
    */
-  claimJob(claim: JobClaim): Promise<JobSummary | null>;
+  claimJob(claim: JobClaim): Promise<ClaimedJob | null>;
   /**
    * Extends a lease to `expiresAt` while the job is running or canceling and
    * `token` is still its lease's; returns the job's status then, or null when

@@ -163,7 +163,7 @@ export function createMemoryJobStore(
       job.attempts += 1;
       job.lease = { owner, token: nextToken(job.id), expires_at: now + lease_ms };
       lastClaimed.set(account_id, now);
-      return copy(job);
+      return Object.assign(copy(job), { workflow: parseJson(workflows.get(job.id)!) as Record<string, unknown> });
     },
     async renewLease(id, token, expiresAt) {
       const job = jobs.get(id);

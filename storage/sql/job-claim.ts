@@ -6,7 +6,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { JobStore } from '../types.ts';
 import { statementTemplate } from './query-template.ts';
 import type { QueueCounts } from './queue-counts.ts';
-import { JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
+import { CLAIMED_COLUMNS, toClaimedJob } from './rows.ts';
 import { type Database, toNumber } from './schema.ts';
 import { compiledTakeTurn } from './take-turn.ts';
 
@@ -59,7 +59,7 @@ export function createSqlJobClaim(db: Kysely<Database>, counts: QueueCounts, row
       .set(started(now, owner, expiresAt, token))
       .where('id', '=', id)
       .where('status', '=', 'queued')
-      .returning(JOB_SUMMARY_COLUMNS),
+      .returning(CLAIMED_COLUMNS),
   );
   const stamp = statementTemplate(2, (name: string, now: number) => db.updateTable('counters').set({ value: now }).where('name', '=', name));
 
@@ -80,7 +80,7 @@ export function createSqlJobClaim(db: Kysely<Database>, counts: QueueCounts, row
         if (row) {
           await stamp(tx, counter, now);
           await counts.adjust(tx, account_id, -1);
-          return toJobSummary(row);
+          return toClaimedJob(row);
         }
       }
       return null;
@@ -122,7 +122,7 @@ function createSerialClaim(db: Kysely<Database>, counts: QueueCounts): JobStore[
           limit,
         ),
       )
-      .returning(JOB_SUMMARY_COLUMNS),
+      .returning(CLAIMED_COLUMNS),
   );
   // No turn taken before: the account's claim row may not exist yet.
   const stamp = statementTemplate(2, (name: string, now: number) =>
@@ -138,7 +138,7 @@ function createSerialClaim(db: Kysely<Database>, counts: QueueCounts): JobStore[
       if (!row) return null;
       await stamp(tx, claimCounter(account_id), now);
       await counts.adjust(tx, account_id, -1);
-      return toJobSummary(row);
+      return toClaimedJob(row);
     });
   };
 }

@@ -3,7 +3,7 @@
 // from the blob, and the job columns every read but the workflow's takes.
 import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely';
 import { parseJson } from '../../lib/json.ts';
-import type { AccountRecord, AssetRecord, BlobRecord, JobSummary } from '../types.ts';
+import type { AccountRecord, AssetRecord, BlobRecord, ClaimedJob, JobSummary } from '../types.ts';
 import { type Database, toNumber } from './schema.ts';
 
 /** Live means not expired at `now`; a null expiry never expires. */
@@ -92,6 +92,12 @@ export const JOB_SUMMARY_COLUMNS = [
 ] as const;
 
 type JobSummaryRow = Pick<Selectable<Database['jobs']>, (typeof JOB_SUMMARY_COLUMNS)[number]>;
+
+/** What a claim returns: the summary's columns and the workflow, which the run needs next. */
+export const CLAIMED_COLUMNS = [...JOB_SUMMARY_COLUMNS, 'workflow'] as const;
+
+export const toClaimedJob = ({ workflow, ...row }: JobSummaryRow & { workflow: string }): ClaimedJob =>
+  Object.assign(toJobSummary(row), { workflow: parseJson(workflow) as Record<string, unknown> });
 
 export const toJobSummary = ({ lease_owner, lease_expires_at, lease_token, ...r }: JobSummaryRow): JobSummary => ({
   ...r,

@@ -36,6 +36,17 @@ export function jobLeaseCases(getStore: () => JobStoreWithOutputs): void {
     expect(await store.claimJob(claim({ limit: 9 }))).toBeNull();
   });
 
+  it('claimJob hands the job over with its workflow, as listJobWorkflows reads it, and its row as getJob does', async () => {
+    const store = getStore();
+    const workflow = { '1': { class_type: 'KSampler', inputs: { seed: 18446744073709551615n, steps: 20, text: 'a "quoted" cat' } } };
+    await create(job('w', { workflow }));
+    const claimed = await store.claimJob(claim());
+    const { workflow: given, ...row } = claimed!;
+    expect(given).toEqual(workflow);
+    expect(given).toEqual((await store.listJobWorkflows('acc1', ['w']))[0].workflow);
+    expect(row).toEqual(await store.getJob('acc1', 'w'));
+  });
+
   it('concurrent claims of one account never exceed its limit, and each job is claimed once', async () => {
     const store = getStore();
     await create(...Array.from({ length: 6 }, (_, i) => job(`j${i}`)));
