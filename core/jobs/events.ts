@@ -34,8 +34,14 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
   const { hub } = ctx.jobs;
   const before = hub.delivered();
   const job = await findOwnJob(ctx, account, id);
-  /** The row read above, while it is still the newest (no event came since): the connect snapshot needs no read of its own. */
+  /**
+   * The row read above, while it is still the newest: the connect snapshot
+   * needs no read of its own when the hub listened at once (in process) and
+   * handed out no event since the read. Over a bus, listening takes a while
+   * and an event sent meanwhile never arrives: the snapshot reads the row.
+   */
   let fresh: JobSummary | undefined = job;
+  let subscribing = true;
   const release = ctx.jobs.streams.acquire(account.id);
   let unsubscribe = () => {};
   let poll: ReturnType<typeof setTimeout> | undefined;
@@ -138,9 +144,10 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
   unsubscribe = hub.subscribe(job.id, listener, () => {
     if (live) return enqueue(() => status(false));
     live = true;
-    if (hub.delivered() !== before) fresh = undefined;
+    if (!subscribing || hub.delivered() !== before) fresh = undefined;
     goLive();
   });
+  subscribing = false;
   const schedulePoll = () => {
     // Queue positions move with no event of this job: a queued one (or one not read yet) is read as often as without a bus.
     const ms = !ctx.events || !last || last.status === 'queued' ? ROW_POLL_MS : BUS_ROW_POLL_MS;
