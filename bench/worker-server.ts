@@ -10,8 +10,8 @@ import type { BlobStore, Storage } from '../storage/types.ts';
 import { benchFrom, benchStorage } from './worker-clients.ts';
 
 // The built package by its own name, as an application that installed it imports it (its
-// exports map), or with BENCH_FROM=source the TypeScript sources through tsx, whose transform
-// (it keeps function names with a call at every function made) costs CPU the package does not.
+// exports map): what is shipped is what is measured. With BENCH_FROM=source, the TypeScript
+// sources through tsx.
 const fromSource = benchFrom() === 'source';
 const [
   { createNativeHasher, serve },

@@ -26,9 +26,9 @@
 // Targets: graphrun adds under 5 ms at p50 (graphrun - direct), and its server
 // spends under 5 ms of CPU per job.
 // graphrun's server runs the built package (npm run build first, then its
-// exports by name), as an application that installed it does; BENCH_FROM=source
-// runs the TypeScript sources through tsx instead, whose transform adds CPU of
-// its own (it wraps every function made in a call that keeps its name).
+// exports by name), as an application that installed it does: what is shipped
+// is what is measured. BENCH_FROM=source runs the TypeScript sources through
+// tsx instead (no build), as a check of the sources at hand.
 // BENCH_STORAGE=memory (both halves; or sqlite+memory-blobs, memory+fs-blobs)
 // runs graphrun with that part of its storage in memory: what SQLite and the blob files each
 // add per job. The targets judge the default, sqlite+fs-blobs.
