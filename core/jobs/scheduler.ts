@@ -169,7 +169,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
   let closed = false;
   let chain: Promise<unknown> = Promise.resolve();
   let kickPending = false;
-  /** Claims that came back empty or failed, and passes that failed: ends that freed a slot look (see launch). */
+  /** Claims that came back empty or failed, and passes that failed: a run that ended early checks it when it settles (see launch). */
   let misses = 0;
   const poll = opts.pollIntervalMs ? setInterval(() => kick(), opts.pollIntervalMs) : undefined;
 

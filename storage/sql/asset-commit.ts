@@ -52,7 +52,7 @@ export function createSqlAssetCommit(db: Kysely<Database>): AssetStore['commitAs
       const inserted = await insertBlob(tx, blob.key, blob.hash, blob.size, Date.now());
       const blobCreated = Number(inserted.numAffectedRows ?? 0) > 0;
       // Absent optional fields are null, as the columns' default would make them; in the columns' order.
-      const values = {
+      const row = {
         id: asset.id,
         account_id: asset.account_id,
         blob_key: asset.blob_key,
@@ -65,28 +65,27 @@ export function createSqlAssetCommit(db: Kysely<Database>): AssetStore['commitAs
         node_id: asset.node_id ?? null,
         output_type: asset.output_type ?? null,
       };
-      const v = values;
       await insertAsset(
         tx,
-        v.id,
-        v.account_id,
-        v.blob_key,
-        v.content_type,
-        v.file_path,
-        v.tags,
-        v.created_at,
-        v.expires_at,
-        v.job_id,
-        v.node_id,
-        v.output_type,
+        row.id,
+        row.account_id,
+        row.blob_key,
+        row.content_type,
+        row.file_path,
+        row.tags,
+        row.created_at,
+        row.expires_at,
+        row.job_id,
+        row.node_id,
+        row.output_type,
       );
       // An output committed without a fence changes its job's view too (the fenced update above bumped it).
-      if (!fence && values.job_id !== null) await unfenced(tx, values.job_id);
+      if (!fence && row.job_id !== null) await unfenced(tx, row.job_id);
       // Over a blob row this made, the asset is what was written: no read back. Over one that was
       // there already, its hash and size are that row's (one made before its hash was known has none).
-      if (blobCreated) return { asset: toAsset({ ...values, hash: blob.hash, size: blob.size }), blob_created: true };
-      const [row] = (await committed(tx, asset.id)).rows;
-      if (row === undefined) throw new Error(`asset ${asset.id}: not found after its insert`);
-      return { asset: toAsset(row), blob_created: false };
+      if (blobCreated) return { asset: toAsset({ ...row, hash: blob.hash, size: blob.size }), blob_created: true };
+      const [stored] = (await committed(tx, asset.id)).rows;
+      if (stored === undefined) throw new Error(`asset ${asset.id}: not found after its insert`);
+      return { asset: toAsset(stored), blob_created: false };
     });
 }
