@@ -8,6 +8,7 @@ import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { parseHash } from '../hash.ts';
 import { readJson } from '../http/read-json.ts';
+import { jsonResponse } from '../http/request-options.ts';
 import { withIdempotency } from '../idempotency.ts';
 import { FromHashBody, validate } from '../schemas.ts';
 import { mintAsset } from './ingest.ts';
@@ -45,7 +46,7 @@ export async function assetFromHash(request: Request, ctx: ServiceContext): Prom
     );
     if (same) {
       commitment.committed();
-      return Response.json(await assetView(ctx, request, same, false), { status: 200 });
+      return jsonResponse(request, await assetView(ctx, request, same, false), { status: 200 });
     }
     // mintAsset lists the account's copies again under the blob lock: the one
     // above may be stale by then (a delete and collection in between).
@@ -62,6 +63,6 @@ export async function assetFromHash(request: Request, ctx: ServiceContext): Prom
       },
     );
     commitment.committed();
-    return Response.json(await assetView(ctx, request, result.asset, false), { status: 201 });
+    return jsonResponse(request, await assetView(ctx, request, result.asset, false), { status: 201 });
   });
 }

@@ -6,6 +6,7 @@ import type { ServiceContext } from '../context.ts';
 import { ApiError, invalid } from '../errors.ts';
 import { parseHash } from '../hash.ts';
 import { MultipartError, MultipartLimitError, multipartBoundary, parseMultipart, readPartText } from '../http/multipart.ts';
+import { jsonResponse } from '../http/request-options.ts';
 import { withIdempotency } from '../idempotency.ts';
 import { UploadFields, validate } from '../schemas.ts';
 import { discardBlob, mintAsset, type StagedBlob, scheduleScan, stageBlob } from './ingest.ts';
@@ -103,7 +104,7 @@ export async function uploadAsset(request: Request, ctx: ServiceContext): Promis
       const view = await assetView(ctx, request, result.asset, result.created_new);
       // Bytes are scanned once, when first stored; a dedup hit was scanned then.
       if (result.blob_created) scheduleScan(ctx, result.asset, view);
-      return Response.json(view, { status: result.created_new ? 201 : 200 });
+      return jsonResponse(request, view, { status: result.created_new ? 201 : 200 });
     } catch (err) {
       if (staged) await discardBlob(ctx, (staged as StagedBlob).writer);
       if (err instanceof MultipartLimitError) throw tooLarge(ctx.config.maxUploadBytes);

@@ -11,6 +11,7 @@ import { isRecord } from '../../lib/is-record.ts';
 import { isLowercaseUuid } from '../../lib/uuid.ts';
 import type { ServiceContext } from '../context.ts';
 import { readJson } from '../http/read-json.ts';
+import { jsonResponse } from '../http/request-options.ts';
 import { submitWorkflow } from '../jobs/submit-workflow.ts';
 import { depthExceeds, MAX_WORKFLOW_DEPTH } from '../jobs/workflow-depth.ts';
 import { validate } from '../schemas.ts';
@@ -61,7 +62,7 @@ async function submitPrompt(request: Request, ctx: ServiceContext): Promise<Resp
     extra_data: fields.extra_data ?? undefined,
     id: fields.prompt_id ?? undefined,
   });
-  return Response.json({ prompt_id: job.id, number: job.seq, node_errors: {} });
+  return jsonResponse(request, { prompt_id: job.id, number: job.seq, node_errors: {} }, {});
 }
 
 export async function postPrompt(request: Request, ctx: ServiceContext): Promise<Response> {

@@ -6,9 +6,9 @@ import { isRecord } from '../../lib/is-record.ts';
 import { stringifyJson } from '../../lib/json.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError, invalid } from '../errors.ts';
-import { respondJson } from '../http/json-response.ts';
 import { mountPrefix } from '../http/links.ts';
 import { readJson } from '../http/read-json.ts';
+import { jsonResponse } from '../http/request-options.ts';
 import { EXTRA_DATA_KEYS, JobSubmission, MAX_METADATA_BYTES, validate } from '../schemas.ts';
 import { submitWorkflow } from './submit-workflow.ts';
 import { jobPath, jobView } from './view.ts';
@@ -81,5 +81,5 @@ export async function submitJob(request: Request, ctx: ServiceContext): Promise<
   });
   // Counted at admission, which saves counting the queue twice per submission.
   const view = await jobView(ctx, request, job, { outputs: [], queuePosition });
-  return respondJson(view, { status: 201, headers: { Location: `${mountPrefix(ctx, request)}${jobPath(job.id)}` } });
+  return jsonResponse(request, view, { status: 201, headers: { Location: `${mountPrefix(ctx, request)}${jobPath(job.id)}` } });
 }
