@@ -6,6 +6,7 @@ import type { Providers } from '../providers/types.ts';
 import type { Storage } from '../storage/types.ts';
 import type { AssetView } from './assets/view.ts';
 import type { CreditsProvider } from './jobs/credits.ts';
+import type { SseSource } from './jobs/sse.ts';
 
 /** A WebSocket connection as the core sees it; adapters wrap their native socket. */
 export interface WsPeer {
@@ -303,6 +304,13 @@ export interface FetchOptions {
    * neither, a Response over the text.
    */
   jsonTextResponse?: (text: string, init: ResponseInit) => Response;
+  /**
+   * Builds the answer that carries a Server-Sent Events stream (a job's
+   * events), for an adapter that writes the frames to its socket itself and
+   * so attaches a sink to `source` rather than reading a Web stream (the
+   * Node adapter). Default a Response over `source.stream`.
+   */
+  eventStreamResponse?: (source: SseSource, init: ResponseInit) => Response;
   /**
    * The adapter can only return whole responses (AWS Lambda's buffered
    * mode): an endpoint that must stream (music generation) refuses up front,

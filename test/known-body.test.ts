@@ -3,9 +3,16 @@
 // jsonResponse uses it for the requests of an adapter that gives it.
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { deferredJsonResponse, deferredJsonTextResponse, knownBody } from '../adapters/node/known-body.ts';
+import {
+  deferredEventStreamResponse,
+  deferredJsonResponse,
+  deferredJsonTextResponse,
+  knownBody,
+  knownEventSource,
+} from '../adapters/node/known-body.ts';
 import { type RunningServer, serve } from '../adapters/node/server.ts';
-import { jsonResponse as coreJson, setRequestOptions } from '../core/http/request-options.ts';
+import { jsonResponse as coreJson, eventStreamResponse, setRequestOptions } from '../core/http/request-options.ts';
+import { createSseStream, SSE_HEADERS } from '../core/jobs/sse.ts';
 import { fakeService, recordingLogger } from './helpers/fake-service.ts';
 
 const jsonResponse = (value: unknown, init?: ResponseInit) => deferredJsonResponse(value, init);
@@ -148,5 +155,86 @@ describe('a known-body answer written by the Node adapter', () => {
     expect(Object.prototype.toString.call(res)).toBe('[object Response]');
     expect(() => deferredJsonTextResponse('{}', { status: 99 })).toThrow(RangeError);
     expect(() => new Response('{}', { status: 99 })).toThrow(RangeError);
+  });
+});
+
+describe('an event stream answer (deferredEventStreamResponse)', () => {
+  const running: RunningServer[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((s) => s.close()));
+  });
+
+  it('is a Response to JavaScript whose body is the stream, and no longer a source to attach once read', async () => {
+    const sse = createSseStream({ keepaliveMs: 0 });
+    const res = deferredEventStreamResponse(sse, { headers: SSE_HEADERS });
+    expect(res).toBeInstanceOf(Response);
+    expect(res.headers.get('content-type')).toBe(SSE_HEADERS['content-type']);
+    expect(knownBody(res)).toBeUndefined();
+    expect(knownEventSource(res)).toBe(sse);
+    sse.send({ event: 'status', data: { status: 'succeeded' } });
+    sse.close();
+    expect(await res.text()).toBe('event: status\ndata: {"status":"succeeded"}\n\n');
+    expect(knownEventSource(res)).toBeUndefined();
+  });
+
+  it('is an ordinary Response over the Web stream when the adapter gave no builder', async () => {
+    const sse = createSseStream({ keepaliveMs: 0 });
+    const res = eventStreamResponse(new Request('http://x/'), sse, { headers: SSE_HEADERS });
+    expect(Object.getPrototypeOf(res) === Response.prototype).toBe(true);
+    expect(knownEventSource(res)).toBeUndefined();
+    sse.close();
+    expect(await res.text()).toBe('');
+  });
+
+  it('the Node adapter writes its frames as they come, with the head at once when none is ready, and ends with the stream', async () => {
+    const sse = createSseStream({ keepaliveMs: 0 });
+    let clientGone: unknown;
+    const server = await serve(
+      fakeService(() => deferredEventStreamResponse(sse, { headers: SSE_HEADERS })),
+      { port: 0, logger: recordingLogger() },
+    );
+    running.push(server);
+    const res = await request(`${server.url}/events`);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe(SSE_HEADERS['content-type']);
+    const decoder = new TextDecoder();
+    let text = '';
+    const reading = (async () => {
+      for await (const chunk of res.body) {
+        text += decoder.decode(chunk, { stream: true });
+        // The second frame only once the first is through: each goes out as it comes.
+        if (text.includes('one') && !text.includes('two') && !sse.closed && sse.buffered === 0) sse.send({ event: 'status', data: 'two' });
+      }
+    })().catch((err) => (clientGone = err));
+    sse.send({ event: 'status', data: 'one' });
+    await new Promise<void>((resolve) => {
+      const check = setInterval(() => text.includes('two') && (clearInterval(check), resolve()), 5);
+    });
+    sse.close();
+    await reading;
+    expect(clientGone).toBeUndefined();
+    expect(text).toBe('event: status\ndata: "one"\n\nevent: status\ndata: "two"\n\n');
+  });
+
+  it('a client that goes away cancels the stream', async () => {
+    const cancels: unknown[] = [];
+    let made!: ReturnType<typeof createSseStream>;
+    const server = await serve(
+      fakeService(() => {
+        made = createSseStream({ keepaliveMs: 0, onCancel: (r) => cancels.push(r) });
+        made.send({ event: 'status', data: 'running' });
+        return deferredEventStreamResponse(made, { headers: SSE_HEADERS });
+      }),
+      { port: 0, logger: recordingLogger() },
+    );
+    running.push(server);
+    const ac = new AbortController();
+    const res = await request(`${server.url}/events`, { signal: ac.signal });
+    const first = await res.body[Symbol.asyncIterator]().next();
+    expect(new TextDecoder().decode(first.value)).toBe('event: status\ndata: "running"\n\n');
+    ac.abort();
+    while (!made.closed) await new Promise((r) => setTimeout(r, 5));
+    expect(cancels).toHaveLength(1);
+    expect(made.send({ event: 'status', data: 'late' })).toBe(false);
   });
 });

@@ -4,7 +4,10 @@
 // `jsonResponse` (FetchOptions); the one here carries no Web stream at all
 // until some JavaScript asks for its body (building one is most of what a
 // small JSON response costs on Node 20), and `knownBody` hands the writer
-// the text to send with a Content-Length.
+// the text to send with a Content-Length. An event stream's answer
+// (`eventStreamResponse`) is built the same way over its SSE source, which
+// the Node writer attaches to the socket (`knownEventSource`).
+import type { SseSource } from '../../core/jobs/sse.ts';
 import { stringifyJson } from '../../lib/json.ts';
 import { forwardToBuilt } from './built-on-need.ts';
 
@@ -21,14 +24,15 @@ const OWN = new Set(['status', 'statusText', 'ok', 'headers', 'body', 'bodyUsed'
  * never handed to a runtime's native server.
  */
 class DeferredBodyResponse {
-  readonly #text: string;
+  /** The JSON text, or the SSE source whose frames are the body. */
+  readonly #text: string | SseSource;
   readonly #status: number;
   readonly #statusText: string;
   readonly #init: NonNullable<ResponseInit['headers']>;
   #headers: Headers | undefined;
   #real: Response | undefined;
 
-  constructor(text: string, status: number, statusText: string, headers: NonNullable<ResponseInit['headers']>) {
+  constructor(text: string | SseSource, status: number, statusText: string, headers: NonNullable<ResponseInit['headers']>) {
     this.#text = text;
     this.#status = status;
     this.#statusText = statusText;
@@ -74,15 +78,30 @@ class DeferredBodyResponse {
 
   clone(): Response {
     if (this.bodyUsed) throw new TypeError('Response.clone: Body has already been consumed.');
+    // A live stream is teed by the built Response, as any stream body is.
+    if (typeof this.#text !== 'string') return DeferredBodyResponse.real(this).clone();
     return new DeferredBodyResponse(this.#text, this.#status, this.#statusText, new Headers(this.headers)) as unknown as Response;
   }
 
   static real(r: DeferredBodyResponse): Response {
-    return (r.#real ??= new Response(r.#text, { status: r.#status, statusText: r.#statusText, headers: r.headers }));
+    const body = typeof r.#text === 'string' ? r.#text : r.#text.stream;
+    return (r.#real ??= new Response(body, { status: r.#status, statusText: r.#statusText, headers: r.headers }));
   }
 
   static textOf(r: unknown): string | undefined {
-    return r !== null && typeof r === 'object' && #text in r ? (r as DeferredBodyResponse).#text : undefined;
+    const body = DeferredBodyResponse.is(r) ? r.#text : undefined;
+    return typeof body === 'string' ? body : undefined;
+  }
+
+  /** The SSE source of an event stream's answer, while nothing has read its body as a Web stream. */
+  static sourceOf(r: unknown): SseSource | undefined {
+    if (!DeferredBodyResponse.is(r) || r.#real !== undefined) return undefined;
+    const body = r.#text;
+    return typeof body === 'string' ? undefined : body;
+  }
+
+  static is(r: unknown): r is DeferredBodyResponse {
+    return r !== null && typeof r === 'object' && #text in r;
   }
 
   /** The header fields as given, when nobody has read `headers` and they are a plain record; else undefined. */
@@ -151,7 +170,23 @@ export function knownBody(response: Response): string | undefined {
  * undefined, and the writer reads `headers` as for any Response.
  */
 export function knownHeaders(response: Response): Record<string, string> | undefined {
-  return DeferredBodyResponse.textOf(response) === undefined
-    ? undefined
-    : DeferredBodyResponse.givenRecord(response as unknown as DeferredBodyResponse);
+  return DeferredBodyResponse.is(response) ? DeferredBodyResponse.givenRecord(response) : undefined;
+}
+
+/**
+ * An answer carrying an SSE stream whose frames the writer takes from
+ * `source` (`knownEventSource`), with no Web stream made unless JavaScript
+ * reads the body: the Node adapter's FetchOptions.eventStreamResponse.
+ */
+export function deferredEventStreamResponse(source: SseSource, init?: ResponseInit): Response {
+  return new DeferredBodyResponse(source, init?.status ?? 200, init?.statusText ?? '', init?.headers ?? {}) as unknown as Response;
+}
+
+/**
+ * The SSE source of a response built by `deferredEventStreamResponse`, while
+ * its body is unread; else undefined. A writer that takes it attaches a sink
+ * and must not read the body as well.
+ */
+export function knownEventSource(response: Response): SseSource | undefined {
+  return DeferredBodyResponse.sourceOf(response);
 }

@@ -2,7 +2,8 @@
 // and the body streamed chunk by chunk at the pace the client reads it, or
 // written at once when the core built it from bytes it already had.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { knownBody, knownHeaders } from './known-body.ts';
+import type { SseAttachment, SseSource } from '../../core/jobs/sse.ts';
+import { knownBody, knownEventSource, knownHeaders } from './known-body.ts';
 import { bodyStillArriving, drainRequestBody, mustCloseConnection } from './request-body.ts';
 
 // Connection management belongs to Node's HTTP layer, not to the service.
@@ -133,9 +134,55 @@ function writeKnown(res: ServerResponse, response: Response, text: string, req?:
   return end(res, req, req?.method === 'HEAD' ? undefined : text);
 }
 
+/**
+ * An SSE answer (known-body.ts) goes out frame by frame from its source,
+ * with no Web stream or reader between: the head waits one turn of the event
+ * loop for the first frame, to leave in one write with it, as pipeBody does.
+ */
+function writeEventStream(res: ServerResponse, response: Response, source: SseSource, req?: IncomingMessage): Promise<void> {
+  const fields = givenFields(knownHeaders(response)) ?? headerFields(response.headers);
+  if (req && mustCloseConnection(req)) fields.connection = 'close';
+  res.writeHead(response.status, response.statusText || undefined, fields);
+  return new Promise<void>((resolve) => {
+    let wrote = false;
+    let attachment: SseAttachment | undefined;
+    const onDrain = () => attachment?.drained();
+    res.on('drain', onDrain);
+    res.once('close', () => {
+      res.off('drain', onDrain);
+      if (!res.writableFinished) attachment?.cancel(new Error('The client went away.'));
+      resolve();
+    });
+    // Frames sent before the next turn (those already waiting come at once) leave in one write with the head.
+    res.cork();
+    setImmediate(() => {
+      if (res.writableEnded) return;
+      // A live stream may not produce a byte for a while: let the client see the head now.
+      if (!wrote) res.flushHeaders();
+      res.uncork();
+    });
+    attachment = source.attach({
+      write(chunk) {
+        wrote = true;
+        if (!res.destroyed) res.write(chunk);
+      },
+      buffered: () => res.writableLength,
+      // May come from within attach, for a stream that ended before it was attached.
+      end() {
+        res.off('drain', onDrain);
+        if (res.destroyed) return resolve();
+        end(res, req).then(resolve, () => (res.destroy(), resolve()));
+      },
+    });
+  });
+}
+
 export async function writeResponse(res: ServerResponse, response: Response, req?: IncomingMessage): Promise<void> {
   const known = knownBody(response);
   if (known !== undefined && response.status !== 204 && response.status !== 304) return writeKnown(res, response, known, req);
+  // HEAD takes the general way below, which cancels the body unread.
+  const source = req?.method === 'HEAD' ? undefined : knownEventSource(response);
+  if (source !== undefined) return writeEventStream(res, response, source, req);
   setHead(res, response, req);
   if (!response.body || req?.method === 'HEAD' || response.status === 204 || response.status === 304) {
     response.body?.cancel().catch(noop);

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { consoleLogger } from '../../core/log.ts';
 import type { Logger, Service } from '../../core/types.ts';
 import { errorFields, refusal, statusOf } from './errors.ts';
-import { deferredJsonResponse, deferredJsonTextResponse } from './known-body.ts';
+import { deferredEventStreamResponse, deferredJsonResponse, deferredJsonTextResponse } from './known-body.ts';
 import { normalizeMountPrefix, underPrefix } from './mount-prefix.ts';
 import { type NodeRequestOptions, type RequestParts, serviceRequest } from './request.ts';
 import { ClientGoneError } from './request-body.ts';
@@ -25,8 +25,12 @@ export interface NodeHandlerOptions extends NodeRequestOptions {
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
-/** How the core builds the JSON it answers with: bodies writeResponse sends as text, with no Web stream made for them. */
-const ROOT_OPTIONS = { jsonResponse: deferredJsonResponse, jsonTextResponse: deferredJsonTextResponse };
+/** How the core builds the JSON and event streams it answers with: bodies writeResponse sends itself, with no Web stream made for them. */
+const ROOT_OPTIONS = {
+  jsonResponse: deferredJsonResponse,
+  jsonTextResponse: deferredJsonTextResponse,
+  eventStreamResponse: deferredEventStreamResponse,
+};
 
 async function fail(
   service: Service,

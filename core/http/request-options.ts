@@ -4,6 +4,7 @@
 // parameter on every function between.
 
 import { parseJson } from '../../lib/json.ts';
+import type { SseSource } from '../jobs/sse.ts';
 import type { FetchOptions } from '../types.ts';
 import { respondJson, respondJsonText } from './json-response.ts';
 
@@ -12,6 +13,7 @@ export interface RequestOptions {
   mountPrefix: string;
   jsonResponse: FetchOptions['jsonResponse'];
   jsonTextResponse: FetchOptions['jsonTextResponse'];
+  eventStreamResponse: FetchOptions['eventStreamResponse'];
   buffered: boolean;
 }
 
@@ -37,9 +39,10 @@ export function setRequestOptions(request: Request, options: FetchOptions): void
   const prefix = typeof options.mountPrefix === 'string' ? normalizeMountPrefix(options.mountPrefix) : '';
   const jsonResponse = typeof options.jsonResponse === 'function' ? options.jsonResponse : undefined;
   const jsonTextResponse = typeof options.jsonTextResponse === 'function' ? options.jsonTextResponse : undefined;
+  const eventStreamResponse = typeof options.eventStreamResponse === 'function' ? options.eventStreamResponse : undefined;
   const buffered = options.buffered === true;
-  if (prefix !== '' || jsonResponse !== undefined || jsonTextResponse !== undefined || buffered) {
-    byRequest.set(request, { mountPrefix: prefix, jsonResponse, jsonTextResponse, buffered });
+  if (prefix !== '' || jsonResponse !== undefined || jsonTextResponse !== undefined || eventStreamResponse !== undefined || buffered) {
+    byRequest.set(request, { mountPrefix: prefix, jsonResponse, jsonTextResponse, eventStreamResponse, buffered });
   }
 }
 
@@ -60,4 +63,10 @@ export function jsonTextResponse(request: Request, text: string, init: ResponseI
   // An adapter that builds JSON answers from values only: it gets the value back.
   if (options?.jsonResponse) return options.jsonResponse(parseJson(text), init);
   return respondJsonText(text, init);
+}
+
+/** An answer carrying an SSE stream, built the adapter's way (FetchOptions.eventStreamResponse), else a Response over its Web stream. */
+export function eventStreamResponse(request: Request, source: SseSource, init: ResponseInit): Response {
+  const build = byRequest.get(request)?.eventStreamResponse;
+  return build ? build(source, init) : new Response(source.stream, init);
 }

@@ -17,6 +17,7 @@
 import { stringifyJson } from '../../lib/json.ts';
 import type { AccountRecord, JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
+import { eventStreamResponse } from '../http/request-options.ts';
 import { errorText } from '../log.ts';
 import type { HubListener } from './hub.ts';
 import { createSseStream, SSE_HEADERS } from './sse.ts';
@@ -159,5 +160,5 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
   };
   schedulePoll();
 
-  return new Response(sse.stream, { headers: SSE_HEADERS });
+  return eventStreamResponse(request, sse, { headers: SSE_HEADERS });
 }

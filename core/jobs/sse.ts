@@ -78,8 +78,36 @@ export interface SseStreamOptions {
   highWaterMark?: number;
 }
 
-export interface SseStream {
-  stream: ReadableStream<Uint8Array>;
+/** Where an adapter that writes the bytes itself takes a stream's frames (`SseSource.attach`). */
+export interface SseSink {
+  /** One frame's bytes, in order; the sink keeps what it cannot send yet. */
+  write(chunk: Uint8Array): void;
+  /** Bytes written to the sink and not yet sent on. */
+  buffered(): number;
+  /** The stream ended: no more frames. */
+  end(): void;
+}
+
+/** What the adapter tells an attached stream. */
+export interface SseAttachment {
+  /** The sink sent on what it kept: a producer waiting in `drained()` may go on. */
+  drained(): void;
+  /** The client went away before the stream ended. */
+  cancel(reason?: unknown): void;
+}
+
+/**
+ * An SSE stream as a response body: read as a Web stream (`stream`), or, by
+ * an adapter that writes to its socket itself, attached to a sink, which
+ * spares the Web stream and its reader (`FetchOptions.eventStreamResponse`).
+ * One way or the other, once; frames sent before either wait for it.
+ */
+export interface SseSource {
+  readonly stream: ReadableStream<Uint8Array>;
+  attach(sink: SseSink): SseAttachment;
+}
+
+export interface SseStream extends SseSource {
   /**
    * Queues one event (or a pre-encoded frame). Nothing is ever dropped; returns
    * false when the reader is behind (queue above the high-water mark) or the
@@ -98,13 +126,21 @@ export interface SseStream {
 export function createSseStream(options: SseStreamOptions = {}): SseStream {
   const { signal, keepaliveMs = 15_000, onCancel, highWaterMark = 64 * 1024 } = options;
   const encoder = new TextEncoder();
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  // Until a reader or a sink takes them, frames wait here.
+  let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  let stream: ReadableStream<Uint8Array> | undefined;
+  let sink: SseSink | undefined;
   let closed = false;
   let keepalive: ReturnType<typeof setInterval> | null = null;
   let waiters: Array<() => void> = [];
 
-  const buffered = () => Math.max(0, highWaterMark - (controller.desiredSize ?? 0));
-  const below = () => closed || (controller.desiredSize ?? 0) > 0;
+  const buffered = () => {
+    if (controller) return Math.max(0, highWaterMark - (controller.desiredSize ?? 0));
+    return sink ? sink.buffered() : pendingBytes;
+  };
+  const below = () => closed || buffered() < highWaterMark;
 
   function wake() {
     const ready = waiters;
@@ -120,14 +156,22 @@ export function createSseStream(options: SseStreamOptions = {}): SseStream {
     wake();
   }
 
+  /** The reader or the sink went away before the end. */
+  function canceled(reason: unknown) {
+    if (closed) return;
+    teardown();
+    onCancel?.(reason);
+  }
+
   function end(reason: unknown, byPeer: boolean) {
     if (closed) return;
     teardown();
     try {
-      controller.close();
+      controller?.close();
     } catch {
       // Already closed or errored by the reader's side.
     }
+    sink?.end();
     if (byPeer) onCancel?.(reason);
   }
 
@@ -135,26 +179,44 @@ export function createSseStream(options: SseStreamOptions = {}): SseStream {
     end(signal?.reason, true);
   }
 
-  const stream = new ReadableStream<Uint8Array>(
-    {
-      start(c) {
-        controller = c;
+  /** The frames that waited for a reader or a sink, handed over once. */
+  function takePending(): Uint8Array[] {
+    if (stream || sink) throw new TypeError('An SSE stream is read once: as a Web stream or through one sink.');
+    const frames = pending;
+    pending = [];
+    pendingBytes = 0;
+    return frames;
+  }
+
+  function webStream(): ReadableStream<Uint8Array> {
+    if (stream) return stream;
+    const frames = takePending();
+    stream = new ReadableStream<Uint8Array>(
+      {
+        start(c) {
+          controller = c;
+          for (const frame of frames) c.enqueue(frame);
+          if (closed) c.close();
+        },
+        pull() {
+          wake();
+        },
+        cancel: canceled,
       },
-      pull() {
-        wake();
-      },
-      cancel(reason) {
-        if (closed) return;
-        teardown();
-        onCancel?.(reason);
-      },
-    },
-    { highWaterMark, size: (chunk) => chunk.byteLength },
-  );
+      { highWaterMark, size: (chunk) => chunk.byteLength },
+    );
+    return stream;
+  }
 
   function enqueue(frame: string): boolean {
     if (closed) return false;
-    controller.enqueue(encoder.encode(frame));
+    const bytes = encoder.encode(frame);
+    if (controller) controller.enqueue(bytes);
+    else if (sink) sink.write(bytes);
+    else {
+      pending.push(bytes);
+      pendingBytes += bytes.byteLength;
+    }
     return below();
   }
 
@@ -172,7 +234,16 @@ export function createSseStream(options: SseStreamOptions = {}): SseStream {
   }
 
   return {
-    stream,
+    get stream() {
+      return webStream();
+    },
+    attach(to) {
+      const frames = takePending();
+      sink = to;
+      for (const frame of frames) to.write(frame);
+      if (closed) to.end();
+      return { drained: wake, cancel: canceled };
+    },
     send: (event) => enqueue(typeof event === 'string' ? event : sseEvent(event)),
     drained: () => (below() ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
     close: () => end(undefined, false),

@@ -272,6 +272,130 @@ describe('createSseStream', () => {
   });
 });
 
+describe('createSseStream attached to a sink', () => {
+  /** A sink as an adapter's socket would be: it keeps what it is given until `flush`. */
+  function sink() {
+    const chunks: Uint8Array[] = [];
+    let held = 0;
+    let ends = 0;
+    const decoder = new TextDecoder();
+    return {
+      write(chunk: Uint8Array) {
+        chunks.push(chunk);
+        held += chunk.byteLength;
+      },
+      buffered: () => held,
+      end: () => void ends++,
+      flush: () => void (held = 0),
+      text: () => chunks.map((c) => decoder.decode(c)).join(''),
+      get ends() {
+        return ends;
+      },
+    };
+  }
+
+  it('hands the frames sent before it attached, then each new one, in order, and ends once on close', () => {
+    const sse = createSseStream({ keepaliveMs: 0 });
+    sse.send({ event: 'status', data: { status: 'running' } });
+    const s = sink();
+    sse.attach(s);
+    sse.send({ event: 'log', data: { message: 'ünïcødé ✓ 🎨' } });
+    sse.close();
+    sse.close();
+    expect(parse(s.text()).events.map((e) => [e.type, JSON.parse(e.data)])).toEqual([
+      ['status', { status: 'running' }],
+      ['log', { message: 'ünïcødé ✓ 🎨' }],
+    ]);
+    expect(s.ends).toBe(1);
+    expect(sse.send({ event: 'late', data: 1 })).toBe(false);
+  });
+
+  it('a stream closed before it attached hands over what it had, then ends', () => {
+    const sse = createSseStream({ keepaliveMs: 0 });
+    sse.send({ event: 'status', data: { status: 'succeeded' } });
+    sse.close();
+    const s = sink();
+    sse.attach(s);
+    expect(parse(s.text()).events.map((e) => e.type)).toEqual(['status']);
+    expect(s.ends).toBe(1);
+  });
+
+  it('is read one way only: no Web stream once attached, no second sink, no sink once read', () => {
+    const attached = createSseStream({ keepaliveMs: 0 });
+    attached.attach(sink());
+    expect(() => attached.stream).toThrow(TypeError);
+    expect(() => attached.attach(sink())).toThrow(TypeError);
+    const read = createSseStream({ keepaliveMs: 0 });
+    expect(read.stream).toBe(read.stream);
+    expect(() => read.attach(sink())).toThrow(TypeError);
+  });
+
+  it('reports backpressure from what the sink keeps, and drained() resolves when the sink says it sent it', async () => {
+    const sse = createSseStream({ keepaliveMs: 0, highWaterMark: 256 });
+    const s = sink();
+    const attachment = sse.attach(s);
+    const results: boolean[] = [];
+    for (let i = 0; i < 20; i++) results.push(sse.send({ event: 'progress', data: { i } }));
+    expect(results[0]).toBe(true);
+    expect(results.at(-1)).toBe(false);
+    expect(sse.buffered).toBe(s.buffered());
+    let drained = false;
+    const waiting = sse.drained().then(() => (drained = true));
+    await Promise.resolve();
+    expect(drained).toBe(false);
+    s.flush();
+    attachment.drained();
+    await waiting;
+    expect(sse.buffered).toBe(0);
+    expect(parse(s.text()).events.map((e) => JSON.parse(e.data).i)).toEqual([...Array(20).keys()]);
+  });
+
+  it('a canceled attachment tells onCancel once and stops the stream; a close after it does not end the sink', async () => {
+    const cancels: unknown[] = [];
+    const sse = createSseStream({ keepaliveMs: 5, onCancel: (r) => cancels.push(r) });
+    const s = sink();
+    const attachment = sse.attach(s);
+    attachment.cancel('gone');
+    attachment.cancel('again');
+    expect(cancels).toEqual(['gone']);
+    expect(sse.closed).toBe(true);
+    expect(sse.send({ event: 'x', data: 1 })).toBe(false);
+    sse.close();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(s.text()).toBe('');
+    expect(s.ends).toBe(0);
+  });
+
+  it('the signal aborting ends the sink and tells onCancel', () => {
+    const ac = new AbortController();
+    const cancels: unknown[] = [];
+    const sse = createSseStream({ signal: ac.signal, keepaliveMs: 0, onCancel: (r) => cancels.push(r) });
+    const s = sink();
+    sse.attach(s);
+    ac.abort(new Error('client gone'));
+    expect(s.ends).toBe(1);
+    expect((cancels[0] as Error).message).toBe('client gone');
+  });
+
+  it('sends keepalives to the sink only while it keeps nothing', async () => {
+    const sse = createSseStream({ keepaliveMs: 5 });
+    const s = sink();
+    sse.attach(s);
+    const comments = async (n: number) => {
+      while (parse(s.text()).comments.length < n) await new Promise((r) => setTimeout(r, 5));
+    };
+    await comments(1);
+    s.flush();
+    await comments(2);
+    s.flush();
+    sse.send({ event: 'status', data: { status: 'running' } });
+    const kept = s.text();
+    await new Promise((r) => setTimeout(r, 30));
+    expect(s.text()).toBe(kept);
+    sse.close();
+  });
+});
+
 describe('createStreamLimiter', () => {
   it('caps open streams per account and frees a slot on release', () => {
     const limiter = createStreamLimiter(2);
