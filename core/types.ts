@@ -312,6 +312,12 @@ export interface FetchOptions {
    */
   eventStreamResponse?: (source: SseSource, init: ResponseInit) => Response;
   /**
+   * The request's whole body, already read by the adapter (a small one whose
+   * length the headers gave): a handler that reads a body whole (JSON) takes
+   * these bytes instead of reading `request.body`, which carries the same.
+   */
+  requestBody?: Uint8Array;
+  /**
    * The adapter can only return whole responses (AWS Lambda's buffered
    * mode): an endpoint that must stream (music generation) refuses up front,
    * before anything is charged.

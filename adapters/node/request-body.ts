@@ -104,6 +104,59 @@ export function requestBodyStream(req: IncomingMessage, maxBodyBytes = Infinity)
   );
 }
 
+/** Bodies up to this size whose length the headers give are read whole before the service is asked (readWholeBody). */
+export const WHOLE_BODY_MAX_BYTES = 256 * 1024;
+
+/**
+ * The length of a body small enough to read whole (one whose length the
+ * headers give, up to WHOLE_BODY_MAX_BYTES, not encoded), else undefined:
+ * then the body streams.
+ */
+export function wholeBodyLength(req: IncomingMessage): number | undefined {
+  const { 'content-length': length, 'transfer-encoding': chunked, 'content-encoding': encoded } = req.headers;
+  if (length === undefined || chunked !== undefined || encoded !== undefined || !/^[1-9]\d{0,6}$/.test(length)) return undefined;
+  const n = Number(length);
+  return n <= WHOLE_BODY_MAX_BYTES ? n : undefined;
+}
+
+/**
+ * A small body read whole off the socket (see wholeBodyLength): the core
+ * takes the bytes as they are (FetchOptions.requestBody), with no Web stream
+ * between. Rejects with ClientGoneError when the client leaves first.
+ */
+export function readWholeBody(req: IncomingMessage): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const detach = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onGone);
+      req.off('aborted', onGone);
+      req.off('close', onGone);
+    };
+    function onData(chunk: Buffer) {
+      chunks.push(chunk);
+      size += chunk.byteLength;
+    }
+    function onEnd() {
+      detach();
+      const whole = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+      resolve(new Uint8Array(whole.buffer, whole.byteOffset, whole.byteLength));
+    }
+    function onGone(cause?: unknown) {
+      detach();
+      abandoned.add(req);
+      reject(new ClientGoneError('The client disconnected before the request body was complete.', { cause }));
+    }
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', onGone);
+    req.once('aborted', onGone);
+    req.once('close', onGone);
+  });
+}
+
 /**
  * Unread body bytes read and thrown away after an early answer (a 401 or a
  * 422 before the upload is read), at most: a client cut off mid-upload may

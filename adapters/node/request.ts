@@ -3,9 +3,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readsRequestsOnly } from '../../core/own-services.ts';
 import type { Service } from '../../core/types.ts';
-import { bodilessRequest, takesBodilessRequest } from './bodiless-request.ts';
 import { clientSignal } from './client-signal.ts';
-import { hasBody, requestBodyStream } from './request-body.ts';
+import { lightRequest, takesBodilessRequest } from './light-request.ts';
+import { hasBody, requestBodyStream, wholeBodyLength } from './request-body.ts';
 import { appendRequestHeaders, BadRequestError, requestHeaders, requestHref } from './request-head.ts';
 
 export interface NodeRequestOptions {
@@ -53,17 +53,34 @@ export interface RequestParts {
 
 /**
  * The Request for `service`: for one of graphrun's own services
- * (readsRequestsOnly) a request without a body gets the light Request of
- * bodiless-request.ts; everything else the plain conversion, which is also
- * what incomingMessageToRequest gives any caller.
+ * (readsRequestsOnly) a request without a body, or whose body the caller read
+ * whole (`whole`, see readWholeBody), gets the light Request of
+ * light-request.ts; everything else the plain conversion, which is also what
+ * incomingMessageToRequest gives any caller.
  */
-export function serviceRequest(service: Service, req: IncomingMessage, res: ServerResponse, opts: NodeRequestOptions, parts: RequestParts): Request {
+export function serviceRequest(
+  service: Service,
+  req: IncomingMessage,
+  res: ServerResponse,
+  opts: NodeRequestOptions,
+  parts: RequestParts,
+  whole?: Uint8Array,
+): Request {
+  if (whole !== undefined) return light(requestHref(req, opts.trustProxy, parts.target), req, res, whole);
   // Unless a framework's parser already took a body off the wire.
   if (parts.body === undefined && takesBodilessRequest(req.method) && !hasBody(req) && readsRequestsOnly(service)) {
-    return bodiless(requestHref(req, opts.trustProxy, parts.target), req, res);
+    return light(requestHref(req, opts.trustProxy, parts.target), req, res, null);
   }
   return incomingMessageToRequest(req, res, opts, parts);
 }
+
+/** Whether serviceRequest takes this request's body read whole (its caller reads it first, with readWholeBody). */
+export function takesWholeBody(service: Service, req: IncomingMessage, parts: RequestParts): boolean {
+  return parts.body === undefined && WHOLE_BODY_METHODS.has(req.method ?? '') && wholeBodyLength(req) !== undefined && readsRequestsOnly(service);
+}
+
+/** Methods whose small bodies are read whole: fetch lets each carry one. */
+const WHOLE_BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export function incomingMessageToRequest(
   req: IncomingMessage,
@@ -99,7 +116,7 @@ export function incomingMessageToRequest(
   return request;
 }
 
-function bodiless(href: string, req: IncomingMessage, res: ServerResponse): Request {
+function light(href: string, req: IncomingMessage, res: ServerResponse, body: Uint8Array | null): Request {
   let url: URL;
   try {
     // As the Request constructor would: the URL parsed and serialized, or a 400.
@@ -109,5 +126,5 @@ function bodiless(href: string, req: IncomingMessage, res: ServerResponse): Requ
   }
   // An absolute-form target may carry userinfo, which a Request refuses.
   if (url.username !== '' || url.password !== '') throw new BadRequestError('The request target may not include credentials.');
-  return bodilessRequest(url.href, req.method!, requestHeaders(req), res);
+  return lightRequest(url.href, req.method!, requestHeaders(req), res, body);
 }

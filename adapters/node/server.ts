@@ -3,12 +3,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { consoleLogger } from '../../core/log.ts';
-import type { Logger, Service } from '../../core/types.ts';
+import type { FetchOptions, Logger, Service } from '../../core/types.ts';
 import { errorFields, refusal, statusOf } from './errors.ts';
 import { deferredEventStreamResponse, deferredJsonResponse, deferredJsonTextResponse } from './known-body.ts';
 import { normalizeMountPrefix, underPrefix } from './mount-prefix.ts';
-import { type NodeRequestOptions, type RequestParts, serviceRequest } from './request.ts';
-import { ClientGoneError } from './request-body.ts';
+import { type NodeRequestOptions, type RequestParts, serviceRequest, takesWholeBody } from './request.ts';
+import { ClientGoneError, readWholeBody } from './request-body.ts';
 import { writeResponse } from './response.ts';
 import { attachWebSocket, type WebSocketOptions } from './websocket.ts';
 
@@ -73,8 +73,11 @@ export async function handleNodeRequest(
     if (maxBodyBytes !== undefined && mounted.body === undefined && Number(req.headers['content-length'] ?? 0) > maxBodyBytes) {
       return await writeResponse(res, refusal(service, 413, req, { trustProxy: opts.trustProxy, target: mounted.target }), req);
     }
-    const request = serviceRequest(service, req, res, opts, mounted);
-    const options = mounted.mountPrefix ? { ...ROOT_OPTIONS, mountPrefix: mounted.mountPrefix } : ROOT_OPTIONS;
+    // A small body comes off the wire whole first: the core then reads the bytes, with no Web stream made.
+    const whole = takesWholeBody(service, req, mounted) ? await readWholeBody(req) : undefined;
+    const request = serviceRequest(service, req, res, opts, mounted, whole);
+    let options: FetchOptions = mounted.mountPrefix ? { ...ROOT_OPTIONS, mountPrefix: mounted.mountPrefix } : ROOT_OPTIONS;
+    if (whole !== undefined) options = { ...options, requestBody: whole };
     await writeResponse(res, await service.fetch(request, options), req);
   } catch (err) {
     await fail(service, req, res, err, opts, mounted.target).catch(() => res.destroy());

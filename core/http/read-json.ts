@@ -3,6 +3,7 @@
 import { concatBytes } from '../../lib/bytes.ts';
 import { parseJson } from '../../lib/json.ts';
 import { ApiError } from '../errors.ts';
+import { requestOptions } from './request-options.ts';
 
 const MAX_JSON_BYTES = 64 * 1024;
 
@@ -27,7 +28,13 @@ export async function readJson(request: Request, max = MAX_JSON_BYTES, opts: Rea
   // Read with a cap, since a chunked body announces no length.
   const chunks: Uint8Array[] = [];
   let size = 0;
-  if (request.body) {
+  const whole = requestOptions(request)?.requestBody;
+  if (whole !== undefined) {
+    // The adapter read it already (FetchOptions.requestBody).
+    if (whole.byteLength > max) throw tooLarge();
+    chunks.push(whole);
+    size = whole.byteLength;
+  } else if (request.body) {
     const reader = request.body.getReader();
     for (;;) {
       const { value, done } = await reader.read().catch((err: unknown) => {

@@ -14,6 +14,7 @@ export interface RequestOptions {
   jsonResponse: FetchOptions['jsonResponse'];
   jsonTextResponse: FetchOptions['jsonTextResponse'];
   eventStreamResponse: FetchOptions['eventStreamResponse'];
+  requestBody: Uint8Array | undefined;
   buffered: boolean;
 }
 
@@ -40,9 +41,17 @@ export function setRequestOptions(request: Request, options: FetchOptions): void
   const jsonResponse = typeof options.jsonResponse === 'function' ? options.jsonResponse : undefined;
   const jsonTextResponse = typeof options.jsonTextResponse === 'function' ? options.jsonTextResponse : undefined;
   const eventStreamResponse = typeof options.eventStreamResponse === 'function' ? options.eventStreamResponse : undefined;
+  const requestBody = options.requestBody instanceof Uint8Array ? options.requestBody : undefined;
   const buffered = options.buffered === true;
-  if (prefix !== '' || jsonResponse !== undefined || jsonTextResponse !== undefined || eventStreamResponse !== undefined || buffered) {
-    byRequest.set(request, { mountPrefix: prefix, jsonResponse, jsonTextResponse, eventStreamResponse, buffered });
+  if (
+    prefix !== '' ||
+    jsonResponse !== undefined ||
+    jsonTextResponse !== undefined ||
+    eventStreamResponse !== undefined ||
+    requestBody !== undefined ||
+    buffered
+  ) {
+    byRequest.set(request, { mountPrefix: prefix, jsonResponse, jsonTextResponse, eventStreamResponse, requestBody, buffered });
   }
 }
 

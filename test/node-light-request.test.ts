@@ -1,14 +1,16 @@
 // The light Request the Node adapter hands graphrun's own services for a
-// request without a body (adapters/node/bodiless-request.ts): whatever a
+// request without a body (adapters/node/light-request.ts): whatever a
 // handler reads of it must be what the plain conversion gives, and anything
 // that needs undici's internals must still work on it. Real servers, real
 // clients; a fake service marked as graphrun's own gets the light Request.
 import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningServer, serve } from '../adapters/node/index.ts';
+import { WHOLE_BODY_MAX_BYTES } from '../adapters/node/request-body.ts';
 import { markOwnService } from '../core/own-services.ts';
-import type { Service } from '../core/types.ts';
+import type { FetchOptions, Service } from '../core/types.ts';
 import { deferred, fakeService, recordingLogger } from './helpers/fake-service.ts';
 
 const running: RunningServer[] = [];
@@ -178,22 +180,71 @@ describe('the light Request of a request without a body', () => {
     expect(reached).toBe(1);
   });
 
-  it('is not given for a request with a body, nor to a service that is not graphrun’s own', async () => {
-    const seen: Array<{ method: string; light: boolean; body: string }> = [];
-    const handle = async (req: Request) => {
+  it('carries a small body whose length is given, read whole and also handed over as FetchOptions.requestBody', async () => {
+    const seen: Array<{ method: string; light: boolean; body: string; whole: string | undefined }> = [];
+    const service = markOwnService(
+      fakeService(async (req, options) => {
+        const whole = options?.requestBody === undefined ? undefined : new TextDecoder().decode(options.requestBody);
+        seen.push({ method: req.method, light: isLight(req), body: await req.clone().text(), whole });
+        expect(req.headers.get('content-length')).toBe(String(new TextEncoder().encode(whole ?? '').byteLength));
+        return Response.json(await req.json());
+      }),
+    );
+    const mine = await start(service);
+    const body = JSON.stringify({ workflow: { a: 'ünïcødé ✓' } });
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+      const res = await request(`${mine.url}/x`, { method, body, headers: { 'content-type': 'application/json' } });
+      expect(await res.body.json()).toEqual(JSON.parse(body));
+    }
+    expect(seen).toEqual(['POST', 'PUT', 'PATCH', 'DELETE'].map((method) => ({ method, light: true, body, whole: body })));
+  });
+
+  it('streams a body sent chunked, one larger than WHOLE_BODY_MAX_BYTES or encoded, and every body to a service that is not graphrun’s own', async () => {
+    const seen: Array<{ light: boolean; size: number; whole: boolean }> = [];
+    const handle = async (req: Request, options?: FetchOptions) => {
       const clone = req.clone();
-      seen.push({ method: req.method, light: isLight(req), body: await clone.text() });
+      seen.push({ light: isLight(req), size: (await clone.arrayBuffer()).byteLength, whole: options?.requestBody !== undefined });
       return new Response(null, { status: 204 });
     };
-    const mine = await start(own(handle));
-    await (await request(`${mine.url}/x`, { method: 'DELETE', body: 'gone' })).body.text();
-    await (await request(`${mine.url}/x`, { method: 'POST', body: 'new' })).body.text();
+    const mine = await start(markOwnService(fakeService(handle)));
+    const chunked = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('abc'));
+        c.close();
+      },
+    });
+    await (await request(`${mine.url}/x`, { method: 'POST', body: Readable.fromWeb(chunked as never) })).body.text();
+    await (await request(`${mine.url}/x`, { method: 'POST', body: Buffer.alloc(WHOLE_BODY_MAX_BYTES + 1, 1) })).body.text();
+    await (await request(`${mine.url}/x`, { method: 'POST', body: 'xyz', headers: { 'content-encoding': 'identity' } })).body.text();
     const other = await start(fakeService(handle));
+    await (await request(`${other.url}/x`, { method: 'POST', body: 'new' })).body.text();
     await (await request(`${other.url}/x`)).body.text();
     expect(seen).toEqual([
-      { method: 'DELETE', light: false, body: 'gone' },
-      { method: 'POST', light: false, body: 'new' },
-      { method: 'GET', light: false, body: '' },
+      { light: false, size: 3, whole: false },
+      { light: false, size: WHOLE_BODY_MAX_BYTES + 1, whole: false },
+      { light: false, size: 3, whole: false },
+      { light: false, size: 3, whole: false },
+      { light: false, size: 0, whole: false },
     ]);
+  });
+
+  it('a client that leaves before its small body is whole reaches no handler and breaks nothing', async () => {
+    let reached = 0;
+    const logger = recordingLogger();
+    const server = await serve(markOwnService(fakeService(() => (reached++, new Response(null, { status: 204 })))), { port: 0, logger });
+    running.push(server);
+    const port = Number(new URL(server.url).port);
+    const gone = deferred<void>();
+    const req = httpRequest({ port, method: 'POST', path: '/x', headers: { 'content-length': '1000' } });
+    req.on('error', () => gone.resolve());
+    req.on('close', () => gone.resolve());
+    // Handed to the socket before the client leaves: the server has the head and part of the body.
+    await new Promise<void>((resolve) => req.write('only a part', () => resolve()));
+    req.destroy();
+    await gone.promise;
+    // The server still answers, and nothing reached the handler or the error log.
+    expect((await raw(port, 'GET', '/x')).status).toBe(204);
+    expect(reached).toBe(1);
+    expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
   });
 });
