@@ -39,18 +39,28 @@ export function hasBody(req: IncomingMessage): boolean {
   return length !== undefined && length !== '0';
 }
 
-export function requestBodyStream(req: IncomingMessage, maxBodyBytes = Infinity): ReadableStream<Uint8Array> {
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  let settled = false;
-  let received = 0;
-
-  const detach = () => {
+/** Listens to the body as it arrives: each chunk, its end, or the client leaving (error, abort, close). Returns the detach. */
+function listenToBody(req: IncomingMessage, onData: (chunk: Buffer) => void, onEnd: () => void, onGone: (cause?: unknown) => void): () => void {
+  req.on('data', onData);
+  req.once('end', onEnd);
+  req.once('error', onGone);
+  req.once('aborted', onGone);
+  req.once('close', onGone);
+  return () => {
     req.off('data', onData);
     req.off('end', onEnd);
     req.off('error', onGone);
     req.off('aborted', onGone);
     req.off('close', onGone);
   };
+}
+
+export function requestBodyStream(req: IncomingMessage, maxBodyBytes = Infinity): ReadableStream<Uint8Array> {
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let settled = false;
+  let received = 0;
+
+  let detach = () => {};
   const settle = (error?: Error) => {
     if (settled) return;
     settled = true;
@@ -82,11 +92,7 @@ export function requestBodyStream(req: IncomingMessage, maxBodyBytes = Infinity)
         releases.set(req, () => settle(new ClientGoneError('The response was sent before the request body was read.')));
         // Paused before 'data' is attached, so nothing flows until the first pull.
         req.pause();
-        req.on('data', onData);
-        req.once('end', onEnd);
-        req.once('error', onGone);
-        req.once('aborted', onGone);
-        req.once('close', onGone);
+        detach = listenToBody(req, onData, onEnd, onGone);
       },
       pull() {
         req.resume();
@@ -128,13 +134,6 @@ export function readWholeBody(req: IncomingMessage): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const detach = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onGone);
-      req.off('aborted', onGone);
-      req.off('close', onGone);
-    };
     function onData(chunk: Buffer) {
       chunks.push(chunk);
       size += chunk.byteLength;
@@ -149,11 +148,7 @@ export function readWholeBody(req: IncomingMessage): Promise<Uint8Array> {
       abandoned.add(req);
       reject(new ClientGoneError('The client disconnected before the request body was complete.', { cause }));
     }
-    req.on('data', onData);
-    req.once('end', onEnd);
-    req.once('error', onGone);
-    req.once('aborted', onGone);
-    req.once('close', onGone);
+    const detach = listenToBody(req, onData, onEnd, onGone);
   });
 }
 
