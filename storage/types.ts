@@ -22,6 +22,7 @@ export {
   type AssetStore,
   type BlobRecord,
   type CommitAssetResult,
+  commitOrder,
   type LeaseFence,
   LeaseLostError,
   type NewAsset,

@@ -46,6 +46,17 @@ async function stream(h: JobsHarness, id: string, init: RequestInit = {}): Promi
   return sse!;
 }
 
+/** Two SaveImage outputs, committed one after the other. */
+function twoImages(): Workflow {
+  return {
+    n: { class_type: 'Number', inputs: { value: 3 } },
+    e1: { class_type: 'EmptyImage', inputs: { width: ['n', 0], height: 2, batch_size: 1, color: 0xff0000 } },
+    s1: { class_type: 'SaveImage', inputs: { images: ['e1', 0], filename_prefix: 'one' } },
+    e2: { class_type: 'EmptyImage', inputs: { width: ['n', 0], height: 3, batch_size: 1, color: 0x0000ff } },
+    s2: { class_type: 'SaveImage', inputs: { images: ['e2', 0], filename_prefix: 'two' } },
+  };
+}
+
 /** Every event must be known and carry JSON; the statuses must only move forward. */
 function checkSequence(items: ReturnType<typeof eventsOf>): void {
   const order = ['queued', 'running', 'canceling', 'succeeded', 'failed', 'canceled'];
@@ -129,6 +140,60 @@ describe.each(MODES)('GET /api/v2/jobs/{id}/events (%s)', (mode) => {
     expect(last.json.outputs.map((o: any) => o.id)).toEqual([outputs[0].json.id]);
     const fetched = await jobNow(h, job.id);
     expect(fetched.outputs.map((o: any) => o.id)).toEqual([outputs[0].json.id]);
+  });
+
+  it('a stream that saw every output commit ends on a status listing those outputs, without reading them again', async () => {
+    const storage = createMemoryStorage();
+    let reads = 0;
+    const list = storage.metadata.listJobAssets.bind(storage.metadata);
+    storage.metadata.listJobAssets = (...args) => (reads++, list(...args));
+    await start({ storage, maxConcurrentJobs: 1 });
+    // A job holding the one slot keeps the next queued until the stream is open.
+    const blocker = await submitOk(h, waitWorkflow(1, 25, 4000));
+    await waitForJob(h, blocker.id, 'running');
+    const job = await submitOk(h, twoImages());
+    const sse = await stream(h, job.id);
+    expect((await sse.nextEvent())!.json.status).toBe('queued');
+    reads = 0;
+    await cancelJob(h, blocker.id);
+    const events = eventsOf(await sse.readToEnd(10_000));
+    checkSequence(events);
+    const last = events.at(-1)!;
+    expect(last.json.status).toBe('succeeded');
+    expect(reads).toBe(0);
+    const streamed = events.filter((e) => e.event === 'output').map((e) => e.json.id);
+    expect(streamed).toHaveLength(2);
+    // The same outputs, in the same order, as a read of the job gives.
+    const fetched = await jobNow(h, job.id);
+    const fields = (o: any) => ({ id: o.id, node_id: o.node_id, content_type: o.content_type, size: o.size, hash: o.hash, created_at: o.created_at });
+    expect(last.json.outputs.map(fields)).toEqual(fetched.outputs.map(fields));
+    expect(new Set(streamed)).toEqual(new Set(fetched.outputs.map((o: any) => o.id)));
+  });
+
+  it('an output deleted while its job runs: the terminal status reads the outputs again and leaves it out', async () => {
+    await start();
+    const job = await submitOk(h, {
+      n: { class_type: 'Number', inputs: { value: 3 } },
+      e1: { class_type: 'EmptyImage', inputs: { width: ['n', 0], height: 2, batch_size: 1, color: 0xff0000 } },
+      s1: { class_type: 'SaveImage', inputs: { images: ['e1', 0], filename_prefix: 'first' } },
+      // Runs after s1 (outputs run in workflow order) and holds the job until it is canceled.
+      w: { class_type: 'Wait', inputs: { value: ['n', 0], ms: 25, steps: 4000 } },
+      e2: { class_type: 'EmptyImage', inputs: { width: ['w', 0], height: 2, batch_size: 1, color: 0x0000ff } },
+      s2: { class_type: 'SaveImage', inputs: { images: ['e2', 0], filename_prefix: 'second' } },
+    });
+    const sse = await stream(h, job.id);
+    let first: any;
+    while (!first) {
+      const e = await sse.nextEvent(10_000);
+      expect(e, 'the stream ended before the first output').not.toBeNull();
+      if (e!.event === 'output') first = e!.json;
+    }
+    expect((await h.fetch(`/api/v2/assets/${first.id}`, { method: 'DELETE' })).status).toBe(204);
+    await cancelJob(h, job.id);
+    const last = eventsOf(await sse.readToEnd(10_000)).at(-1)!;
+    expect(last.json.status).toBe('canceled');
+    expect(last.json.outputs).toEqual([]);
+    expect((await jobNow(h, job.id)).outputs).toEqual([]);
   });
 
   it('a job canceled while streaming ends the stream with status canceled', async () => {

@@ -15,7 +15,7 @@
 // making the server hold them.
 
 import { stringifyJson } from '../../lib/json.ts';
-import type { AccountRecord, JobSummary } from '../../storage/types.ts';
+import { type AccountRecord, type AssetRecord, commitOrder, type JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { eventStreamResponse } from '../http/request-options.ts';
 import { errorText } from '../log.ts';
@@ -76,6 +76,17 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
       });
   };
 
+  /**
+   * The job's outputs as this stream knows them, while that is all of them.
+   * It starts from a connect row whose outputs never changed (view_version 0)
+   * and takes each output event's asset (in process, the asset as written).
+   * A row whose view_version counts exactly as many changes has no output
+   * the stream has not seen, so its view takes these, not a read of them.
+   * Any change the stream did not see (an asset deleted, an event lost, a
+   * listing of another instance's outputs) makes the counts differ, and the
+   * view reads them.
+   */
+  let known: { assets: AssetRecord[]; version: number } | undefined;
   let last: { status: string; position: number | null } | null = null;
   let lastProgress: string | null = null;
   let lastValue = -1;
@@ -92,6 +103,7 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
     if (ctx.jobs.runsHere(row.id) || (row.status !== 'running' && row.status !== 'canceling')) return;
     // The row's progress lags what the bus brought: only a newer one is news.
     if (row.progress && (!ctx.events || (row.progress.value as number) > lastValue)) sendProgress(row.progress);
+    known = undefined;
     for (const asset of await ctx.metadata.listJobAssets(row.account_id, row.id)) {
       if (sentOutputs.has(asset.id)) continue;
       sentOutputs.add(asset.id);
@@ -104,9 +116,11 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
     fresh = undefined;
     if (!row || !isRetained(row, ctx.now())) return finish();
     const position = row.status === 'queued' ? await ctx.metadata.countQueuedBefore(row) : null;
+    if (force && row.view_version === 0) known = { assets: [], version: 0 };
     if (force || !last || last.status !== row.status || last.position !== position) {
       last = { status: row.status, position };
-      const view = await jobView(ctx, request, row, { queuePosition: position });
+      const outputs = row.started_at !== null && known?.version === row.view_version ? known.assets.slice().sort(commitOrder) : undefined;
+      const view = await jobView(ctx, request, row, { queuePosition: position, outputs });
       const terminal = isTerminal(row.status as JobStatus);
       // The connect snapshot is status then progress, but a finished job's
       // stream ends on its status: its progress goes first.
@@ -138,6 +152,10 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
         return enqueue(async () => {
           if (sentOutputs.has(event.asset.id)) return;
           sentOutputs.add(event.asset.id);
+          if (known) {
+            known.assets.push(event.asset);
+            known.version++;
+          }
           sse.send({ event: 'output', data: await outputView(ctx, request, event.asset) });
         });
     }

@@ -84,7 +84,7 @@ export interface AssetStore {
   listAssetsByHash(accountId: string, hash: string, now: number): Promise<AssetRecord[]>;
   /**
    * A job's output assets (the account's assets with this job_id), in commit
-   * order. Here rather than in JobStore: it reads asset rows only (no job row),
+   * order (`commitOrder`). Here rather than in JobStore: it reads asset rows only (no job row),
    * and builds records the way every other asset read does.
    */
   listJobAssets(accountId: string, jobId: string): Promise<AssetRecord[]>;
@@ -107,3 +107,7 @@ export interface AssetStore {
   /** Which of these blob keys have a blob row (what the blob store holds beyond them has none). */
   knownBlobKeys(keys: string[]): Promise<string[]>;
 }
+
+/** Commit order, as listJobAssets gives a job's outputs: `created_at`, then `id`. */
+export const commitOrder = (x: { created_at: number; id: string }, y: { created_at: number; id: string }): number =>
+  x.created_at - y.created_at || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);

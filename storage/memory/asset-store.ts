@@ -8,6 +8,7 @@ import {
   type AssetStore,
   type BlobRecord,
   type CommitAssetResult,
+  commitOrder,
   type LeaseFence,
   LeaseLostError,
   type NewAsset,
@@ -30,9 +31,7 @@ export const createMemoryAssetTables = (): MemoryAssetTables => ({
 
 const isLive = (a: { expires_at: number | null }, now: number) => a.expires_at === null || a.expires_at > now;
 /** Newest first, then the larger id: the order of the SQL store's `created_at desc, id desc`. */
-const newestFirst = (x: NewAsset, y: NewAsset) => y.created_at - x.created_at || (x.id < y.id ? 1 : x.id > y.id ? -1 : 0);
-/** Commit order as the SQL store defines it: created_at, then id. */
-const oldestFirst = (x: NewAsset, y: NewAsset) => newestFirst(y, x);
+const newestFirst = (x: NewAsset, y: NewAsset) => commitOrder(y, x);
 
 /**
  * `holdsLease`: whether a job's lease token is still the given one while it
@@ -137,7 +136,7 @@ export function createMemoryAssetStore(
     async listJobAssets(accountId, jobId) {
       return rows(byJob.get(jobId))
         .filter((a) => a.account_id === accountId)
-        .sort(oldestFirst)
+        .sort(commitOrder)
         .map(view);
     },
     async deleteAsset(accountId, id, now) {
