@@ -25,15 +25,15 @@ const OWN = new Set(['status', 'statusText', 'ok', 'headers', 'body', 'bodyUsed'
  */
 class DeferredBodyResponse {
   /** The JSON text, or the SSE source whose frames are the body. */
-  readonly #text: string | SseSource;
+  readonly #body: string | SseSource;
   readonly #status: number;
   readonly #statusText: string;
   readonly #init: NonNullable<ResponseInit['headers']>;
   #headers: Headers | undefined;
   #real: Response | undefined;
 
-  constructor(text: string | SseSource, status: number, statusText: string, headers: NonNullable<ResponseInit['headers']>) {
-    this.#text = text;
+  constructor(body: string | SseSource, status: number, statusText: string, headers: NonNullable<ResponseInit['headers']>) {
+    this.#body = body;
     this.#status = status;
     this.#statusText = statusText;
     this.#init = headers;
@@ -79,29 +79,29 @@ class DeferredBodyResponse {
   clone(): Response {
     if (this.bodyUsed) throw new TypeError('Response.clone: Body has already been consumed.');
     // A live stream is teed by the built Response, as any stream body is.
-    if (typeof this.#text !== 'string') return DeferredBodyResponse.real(this).clone();
-    return new DeferredBodyResponse(this.#text, this.#status, this.#statusText, new Headers(this.headers)) as unknown as Response;
+    if (typeof this.#body !== 'string') return DeferredBodyResponse.real(this).clone();
+    return new DeferredBodyResponse(this.#body, this.#status, this.#statusText, new Headers(this.headers)) as unknown as Response;
   }
 
   static real(r: DeferredBodyResponse): Response {
-    const body = typeof r.#text === 'string' ? r.#text : r.#text.stream;
+    const body = typeof r.#body === 'string' ? r.#body : r.#body.stream;
     return (r.#real ??= new Response(body, { status: r.#status, statusText: r.#statusText, headers: r.headers }));
   }
 
   static textOf(r: unknown): string | undefined {
-    const body = DeferredBodyResponse.is(r) ? r.#text : undefined;
+    const body = DeferredBodyResponse.is(r) ? r.#body : undefined;
     return typeof body === 'string' ? body : undefined;
   }
 
   /** The SSE source of an event stream's answer, while nothing has read its body as a Web stream. */
   static sourceOf(r: unknown): SseSource | undefined {
     if (!DeferredBodyResponse.is(r) || r.#real !== undefined) return undefined;
-    const body = r.#text;
+    const body = r.#body;
     return typeof body === 'string' ? undefined : body;
   }
 
   static is(r: unknown): r is DeferredBodyResponse {
-    return r !== null && typeof r === 'object' && #text in r;
+    return r !== null && typeof r === 'object' && #body in r;
   }
 
   /** The header fields as given, when nobody has read `headers` and they are a plain record; else undefined. */

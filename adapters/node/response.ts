@@ -119,6 +119,13 @@ function givenFields(record: Record<string, string> | undefined): Record<string,
   return fields;
 }
 
+/** The head of an answer built in known-body.ts: its fields as given (else read off `headers`), closing the connection where it must. */
+function headFields(response: Response, req?: IncomingMessage): Record<string, string | string[]> {
+  const fields = givenFields(knownHeaders(response)) ?? headerFields(response.headers);
+  if (req && mustCloseConnection(req)) fields.connection = 'close';
+  return fields;
+}
+
 /**
  * A body the core already holds whole (known-body.ts) goes out with its
  * length in one writeHead and one end, as a bare node:http handler would
@@ -127,8 +134,7 @@ function givenFields(record: Record<string, string> | undefined): Record<string,
 function writeKnown(res: ServerResponse, response: Response, text: string, req?: IncomingMessage): Promise<void> {
   // A plain object: writeHead stores it as is, where an array goes through setHeader one by one.
   // No prototype, so a header named like an Object.prototype member is just a header.
-  const fields = givenFields(knownHeaders(response)) ?? headerFields(response.headers);
-  if (req && mustCloseConnection(req)) fields.connection = 'close';
+  const fields = headFields(response, req);
   fields['content-length'] = String(Buffer.byteLength(text));
   res.writeHead(response.status, response.statusText || undefined, fields);
   return end(res, req, req?.method === 'HEAD' ? undefined : text);
@@ -140,9 +146,7 @@ function writeKnown(res: ServerResponse, response: Response, text: string, req?:
  * loop for the first frame, to leave in one write with it, as pipeBody does.
  */
 function writeEventStream(res: ServerResponse, response: Response, source: SseSource, req?: IncomingMessage): Promise<void> {
-  const fields = givenFields(knownHeaders(response)) ?? headerFields(response.headers);
-  if (req && mustCloseConnection(req)) fields.connection = 'close';
-  res.writeHead(response.status, response.statusText || undefined, fields);
+  res.writeHead(response.status, response.statusText || undefined, headFields(response, req));
   return new Promise<void>((resolve) => {
     let wrote = false;
     let attachment: SseAttachment | undefined;
