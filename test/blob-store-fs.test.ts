@@ -1,10 +1,10 @@
 // The fs blob store: the shared conformance suite, plus what only a disk
 // store can get wrong (temp files, crash leftovers, layout and its migration,
 // path escapes).
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createFsBlobStore, type FsBlobStore } from '../storage/fs/blob-store.ts';
 import { blobStoreSuite, bytes, put, readAll } from './suites/blob-store.ts';
 
@@ -20,7 +20,10 @@ blobStoreSuite('fs', async () => {
   return {
     store,
     // Every test must leave no temporary object behind.
-    cleanup: async () => expect(await store.tempCount()).toBe(0),
+    cleanup: async () => {
+      expect(await store.tempCount()).toBe(0);
+      await store.close();
+    },
   };
 });
 
@@ -31,6 +34,7 @@ describe('fs blob store specifics', () => {
     dir = join(root, `own-${++n}`);
     store = await createFsBlobStore({ dir });
   });
+  afterEach(() => store.close());
 
   it('keeps no temp file after commit, dedup or abort', async () => {
     const writer = await store.begin();
@@ -73,6 +77,29 @@ describe('fs blob store specifics', () => {
     expect((await stat(join(dir, 'ab', 'abce0002'))).size).toBe(6);
     expect(await store.tempCount()).toBe(0);
   });
+
+  // Linux shows what each descriptor of the process is open on, a removed directory as "<path> (deleted)".
+  it.runIf(process.platform === 'linux')(
+    'syncs each prefix directory through one handle, kept until close; a directory made again gets a new one',
+    async () => {
+      const handlesOn = async (path: string) => {
+        const targets = await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
+        return targets.filter((t) => t === path || t === `${path} (deleted)`);
+      };
+      const ab = join(dir, 'ab');
+      for (let i = 0; i < 5; i++) expect(await put(store, `abcf000${i}`, bytes(5 + i))).toBe(true);
+      await put(store, 'cdcf0001', bytes(3));
+      expect(await handlesOn(ab)).toEqual([ab]);
+      expect(await handlesOn(join(dir, 'cd'))).toEqual([join(dir, 'cd')]);
+      await rm(ab, { recursive: true });
+      expect(await put(store, 'abcf0009', bytes(9))).toBe(true);
+      // The old handle is let go of, and the live directory has its own.
+      expect(await handlesOn(ab)).toEqual([ab]);
+      await store.close();
+      expect(await handlesOn(ab)).toEqual([]);
+      expect(await handlesOn(join(dir, 'cd'))).toEqual([]);
+    },
+  );
 
   it('stores a blob of one batch and one of several alike', async () => {
     const small = bytes(1500);

@@ -14,7 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { checkByteRange } from '../byte-range.ts';
 import type { BlobStore } from '../types.ts';
-import { openDir, syncDir, syncOpened } from './dir-sync.ts';
+import { openDir, syncDir } from './dir-sync.ts';
 import { fileStream } from './file-stream.ts';
 import { ensureFlatLayout } from './layout.ts';
 import { createTempWriter } from './temp-writer.ts';
@@ -26,6 +26,8 @@ export interface FsBlobStoreOptions {
 export type FsBlobStore = BlobStore & {
   /** Temporary objects currently on disk: in-flight writers (and leaks, in tests). */
   tempCount(): Promise<number>;
+  /** Lets go of the directory handles the store keeps; writes must have ended. */
+  close(): Promise<void>;
 };
 
 /** Keys become path segments, so no dot, slash or backslash may ever get through. */
@@ -60,9 +62,23 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
   // `made` and returns only after `durable`, so that sync overlaps its own;
   // one that finds the directory being made waits for the same promises,
   // never for less. One entry per prefix (256 for hex keys); the store never
-  // removes a directory.
-  const dirs = new Map<string, { made: Promise<void>; durable: Promise<void> }>();
-  function prefixDir(parent: string): { made: Promise<void>; durable: Promise<void> } {
+  // removes a directory. `handle`: the directory opened for its syncs, once,
+  // and kept until close: opening and closing it for each object were two of
+  // the eight trips through the thread pool that storing a small object took.
+  interface Prefix {
+    made: Promise<void>;
+    durable: Promise<void>;
+    handle?: Promise<FileHandle | null>;
+  }
+  const dirs = new Map<string, Prefix>();
+  /** Forgets a prefix directory that failed or went away; resolves once its handle is closed. */
+  function forget(parent: string, entry: Prefix): Promise<void> {
+    if (dirs.get(parent) === entry) dirs.delete(parent);
+    const closed = (entry.handle ?? Promise.resolve(null)).then((fh) => fh?.close()).catch(() => {});
+    entry.handle = undefined;
+    return closed;
+  }
+  function prefixDir(parent: string): Prefix {
     let entry = dirs.get(parent);
     if (!entry) {
       // Not recursive: `dir` itself gone is a failure to report, not a directory to make again unsynced.
@@ -76,11 +92,23 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
       const durable = created.then(async (isNew) => {
         if (isNew) await syncDir(dir);
       });
-      entry = { made: created.then(() => undefined), durable };
-      dirs.set(parent, entry);
-      durable.catch(() => dirs.delete(parent));
+      const made: Prefix = { made: created.then(() => undefined), durable };
+      entry = made;
+      dirs.set(parent, made);
+      durable.catch(() => void forget(parent, made));
     }
     return entry;
+  }
+  /** The prefix directory's handle for syncs, opened once it exists; a failed open is tried again by the next writer. */
+  function handleOf(parent: string, entry: Prefix): Promise<FileHandle | null> {
+    if (!entry.handle) {
+      const opened = entry.made.then(() => openDir(parent));
+      entry.handle = opened;
+      opened.catch(() => {
+        if (entry.handle === opened) entry.handle = undefined;
+      });
+    }
+    return entry.handle;
   }
 
   return {
@@ -96,32 +124,30 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
         const final = pathOf(key);
         const parent = dirname(final);
         // The directory is made while the bytes are synced; nothing links before both are done.
-        // The directory is opened meanwhile too, so after the link only its sync is left.
+        // Its handle is ready meanwhile too (opened by the first writer), so after the link only its sync is left.
         let place = prefixDir(parent);
-        let opened = place.made.then(() => openDir(parent));
+        let opened = handleOf(parent, place);
         opened.catch(() => {});
         try {
           await Promise.all([place.made, durable]);
           await link(tmpPath, final).catch(async (e: unknown) => {
             if (errCode(e) !== 'ENOENT') throw e;
-            // The directory was removed behind our back: make it again.
-            if (dirs.get(parent) === place) dirs.delete(parent);
-            void opened.then((fh) => fh?.close()).catch(() => {});
+            // The directory was removed behind our back: make it again (and sync the new one, not the old).
+            await forget(parent, place);
             place = prefixDir(parent);
-            opened = place.made.then(() => openDir(parent));
+            opened = handleOf(parent, place);
             opened.catch(() => {});
             await place.made;
             await link(tmpPath, final);
           });
         } catch (e) {
-          void opened.then((fh) => fh?.close()).catch(() => {});
           await place.durable.catch(() => {});
           if (errCode(e) !== 'EEXIST') throw e;
           await unlink(tmpPath);
           return false; // another writer published it first
         }
         // The new entry and its directory's own entry must be durable before the caller records the blob.
-        await Promise.all([opened.then(syncOpened), place.durable, unlink(tmpPath)]);
+        await Promise.all([opened.then((fh) => fh?.sync()), place.durable, unlink(tmpPath)]);
         return true;
       });
     },
@@ -168,6 +194,12 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
 
     async tempCount() {
       return (await readdir(tmpDir)).length;
+    },
+
+    async close() {
+      const entries = [...dirs.values()];
+      dirs.clear();
+      await Promise.all(entries.map(async (entry) => (await entry.handle?.catch(() => null))?.close()));
     },
   };
 }
