@@ -14,7 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { checkByteRange } from '../byte-range.ts';
 import type { BlobStore } from '../types.ts';
-import { openDir, syncDir } from './dir-sync.ts';
+import { type KeptDir, keepDir, syncDir } from './dir-sync.ts';
 import { fileStream } from './file-stream.ts';
 import { ensureFlatLayout } from './layout.ts';
 import { createTempWriter } from './temp-writer.ts';
@@ -68,13 +68,13 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
   interface Prefix {
     made: Promise<void>;
     durable: Promise<void>;
-    handle?: Promise<FileHandle | null>;
+    handle?: Promise<KeptDir>;
   }
   const dirs = new Map<string, Prefix>();
   /** Forgets a prefix directory that failed or went away; resolves once its handle is closed. */
   function forget(parent: string, entry: Prefix): Promise<void> {
     if (dirs.get(parent) === entry) dirs.delete(parent);
-    const closed = (entry.handle ?? Promise.resolve(null)).then((fh) => fh?.close()).catch(() => {});
+    const closed = (entry.handle ?? Promise.resolve(null)).then((kept) => kept?.close()).catch(() => {});
     entry.handle = undefined;
     return closed;
   }
@@ -100,9 +100,9 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
     return entry;
   }
   /** The prefix directory's handle for syncs, opened once it exists; a failed open is tried again by the next writer. */
-  function handleOf(parent: string, entry: Prefix): Promise<FileHandle | null> {
+  function handleOf(parent: string, entry: Prefix): Promise<KeptDir> {
     if (!entry.handle) {
-      const opened = entry.made.then(() => openDir(parent));
+      const opened = entry.made.then(() => keepDir(parent));
       entry.handle = opened;
       opened.catch(() => {
         if (entry.handle === opened) entry.handle = undefined;
@@ -147,7 +147,7 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
           return false; // another writer published it first
         }
         // The new entry and its directory's own entry must be durable before the caller records the blob.
-        await Promise.all([opened.then((fh) => fh?.sync()), place.durable, unlink(tmpPath)]);
+        await Promise.all([opened.then((kept) => kept.sync()), place.durable, unlink(tmpPath)]);
         return true;
       });
     },
