@@ -48,10 +48,11 @@ export async function enqueueJob(
       ctx.jobs.extraData.delete(id);
       throw err;
     }
-    const { job, ahead } = queued;
+    const { job, ahead, started } = queued;
     commitment.committed();
     ctx.jobs.hub.announce(job, 'queued');
-    ctx.jobs.queued();
+    queued.start(); // its running after its queueing
+    ctx.jobs.queued(started);
     return { job, ahead };
   });
 }

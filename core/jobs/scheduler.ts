@@ -28,6 +28,18 @@
 // pool (PostgreSQL) writes may overtake each other: a pass claims one job at a
 // time and a slot is held until the run settles.
 //
+// Starting at submission: over a store whose writes run in call order, a
+// submission whose account is under its limits here, with room in the engine,
+// has a claim of the account's next job issued right behind its insert, under
+// the condition that no other account has queued jobs (JobClaim.alone): the
+// claim a pass would make when that account's line is the only one. The store
+// checks that and the tier limit in the claim's own step; SQLite commits the
+// insert and the claim as one, and no pass runs for the job. The claimed job
+// is handed to `run` once the submission has announced its job as queued
+// (`start`), right then, so that a claimed job never waits unrun.
+// While such a claim is under way it holds one engine slot, which passes
+// leave alone, and no other submission starts one.
+//
 // Counting: besides the store's count, this instance's own count of jobs it
 // started bounds an account (a job whose row already left `running` still
 // holds its slot here until its run gives it back through `ending`, or settles).
@@ -116,9 +128,16 @@ export interface Scheduler {
    * Stores the job if the queue's bounds allow it, counted as one step with
    * the insert, and resolves to its row and how many jobs (of all accounts)
    * were queued ahead of it then; throws 429 `queue_full` (with
-   * Retry-After) otherwise.
+   * Retry-After) otherwise. `started`: the job was claimed with its insert
+   * (see the top of this file) and goes to `run` soon; no pass is needed for
+   * it. (The claim may start an older queued job of the account instead; the
+   * new one then waits for a pass, as any queued job does.) `start` hands
+   * the claimed job to `run`: the caller calls it once it has told of the
+   * new job as queued, so that its running comes after; a claim that is
+   * still not handed over after the current turn of the event loop is
+   * handed over then. A no-op when nothing was claimed.
    */
-  enqueue(job: NewJob): Promise<{ job: JobSummary; ahead: number }>;
+  enqueue(job: NewJob): Promise<{ job: JobSummary; ahead: number; started: boolean; start(): void }>;
   /** Asks for a pass soon; kicks before that pass begins share it. */
   kick(): void;
   /** One pass now (after any pass under way); resolves to the number of jobs started. */
@@ -171,6 +190,9 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
   let kickPending = false;
   /** Claims that came back empty or failed, and passes that failed: a run that ended early checks it when it settles (see launch). */
   let misses = 0;
+  /** A submission's claim (see enqueue) from its issue until its job is handed to `run`: it holds an engine slot meanwhile. */
+  let starting: Promise<void> | null = null;
+  const capacity = () => engineCapacity() - (starting === null ? 0 : 1);
   const poll = opts.pollIntervalMs ? setInterval(() => kick(), opts.pollIntervalMs) : undefined;
 
   const localRunning = (accountId: string) => runningByAccount.get(accountId) ?? 0;
@@ -282,7 +304,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     if (closed) return 0;
     // The engine may not count a job until its run has begun, so this pass
     // also spends from what the engine offered at its start.
-    let budget = engineCapacity();
+    let budget = capacity();
     if (!(budget > 0)) return 0;
     const lanes = await queuedLanes();
     const drop = (lane: Lane) => {
@@ -291,7 +313,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     };
     let started = 0;
     while (!closed && lanes.length > 0) {
-      const room = Math.min(budget, engineCapacity());
+      const room = Math.min(budget, capacity());
       if (!(room > 0)) break;
       /** The planned accounts' turns before planning: only the claims that succeed count as served. */
       const turns = new Map<string, number | undefined>();
@@ -379,6 +401,15 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     return plan;
   }
 
+  /** The account's tier limit for a claim at submission; 0 (no claim) when its tier cannot be had now. */
+  async function startLimit(accountId: string): Promise<number> {
+    try {
+      return limits.limitOf(await tierOf(accountId));
+    } catch {
+      return 0; // a pass looks it up again, and reports what fails
+    }
+  }
+
   function pass(): Promise<number> {
     const p = chain.then(runPass);
     chain = p.catch(() => undefined);
@@ -402,15 +433,52 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
       await checkCredits(opts.credits, accountId);
     },
     async enqueue(job) {
+      const limit = together && job.status === QUEUED && starting === null && !closed && capacity() > 0 ? await startLimit(job.account_id) : 0;
+      // Checked again after the tier's lookup: another submission may have begun its claim meanwhile.
+      const claiming = limit > localRunning(job.account_id) && starting === null && !closed && capacity() > 0;
+      if (claiming) flushEnds(); // ends first: the claim's count sees the slots they free
       // One account cannot fill the queue for everyone: past its own bound it waits for its jobs to start.
-      const created = await store.createJob(job, bounds);
+      const creating = store.createJob(job, bounds);
+      creating.catch(() => {}); // awaited below, after the claim
+      let claimed: ClaimedJob | null = null;
+      let start = () => {};
+      if (claiming) {
+        let release!: () => void;
+        starting = new Promise((resolve) => (release = resolve));
+        const claim = { account_id: job.account_id, limit, owner, now: now(), lease_ms: leaseMs, alone: true };
+        claimed = await store.claimJob(claim).catch((err: unknown) => {
+          logger.error('claim at submission failed', { account_id: job.account_id, error: errorText(err) });
+          return null;
+        });
+        const claimedJob = claimed;
+        let handed = false;
+        start = () => {
+          if (handed) return;
+          handed = true;
+          starting = null;
+          release();
+          if (claimedJob === null) return;
+          served(claimedJob.account_id);
+          launch(claimedJob);
+        };
+        // A caller that never calls `start` still has its claim run.
+        soon(start);
+      }
+      let created: Awaited<typeof creating>;
+      try {
+        created = await creating;
+      } catch (err) {
+        start(); // no new job to announce: what the claim took (an older job) runs now
+        throw err;
+      }
       if ('refused' in created) {
+        start();
         if (created.refused === 'queue') logger.warn('queue full', { account_id: job.account_id, queued: created.queued });
         throw queueFullError(created, retryAfter);
       }
       const { queued_before, ...row } = created;
       // Every store counts under `maxQueued`, which is always set here; a store that did not is asked.
-      return { job: row, ahead: queued_before ?? (await store.countJobs([QUEUED])) };
+      return { job: row, ahead: queued_before ?? (await store.countJobs([QUEUED])), started: claimed?.id === job.id, start };
     },
     kick,
     pass,
@@ -422,6 +490,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
       flushEnds();
       if (poll !== undefined) clearInterval(poll);
       await chain;
+      await starting;
     },
   };
 }

@@ -37,9 +37,11 @@ export interface JobSystem {
   /**
    * A job was queued: this instance's scheduler looks now if it runs jobs,
    * and, through the storage's event bus, so do the runners elsewhere
-   * (without a bus they find it at their next poll).
+   * (without a bus they find it at their next poll). `started`: the
+   * scheduler claimed a job with the submission (Scheduler.enqueue), so this
+   * instance need not look.
    */
-  queued(): void;
+  queued(started?: boolean): void;
   /** Recovers jobs a crash left running, then starts scheduling. */
   start(): Promise<void>;
   /** Stops starting jobs; jobs running here are aborted and queued again. */
@@ -120,8 +122,8 @@ export function createJobSystem(ctx: ServiceBase): JobSystem {
       if (!controller.signal.aborted) controller.abort(new JobAbort('cancel'));
       return true;
     },
-    queued() {
-      if (runsJobs) scheduler.kick();
+    queued(started = false) {
+      if (runsJobs && !started) scheduler.kick();
       ctx.events
         ?.publish(QUEUE_CHANNEL, '')
         .catch((err: unknown) => ctx.logger.warn('could not tell the runners of a queued job', { error: String(err) }));

@@ -90,6 +90,12 @@ export interface JobClaim {
   now: number;
   /** How long the lease lasts unless renewed. */
   lease_ms: number;
+  /**
+   * Only while no other account has queued jobs, checked in the same step:
+   * the claim a pass makes when this account's line is the only one, so a
+   * submission that starts its job at once takes nobody's turn.
+   */
+  alone?: boolean;
 }
 
 /** Extra conditions of a transition, beyond the status it moves from. */

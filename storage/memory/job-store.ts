@@ -153,9 +153,10 @@ export function createMemoryJobStore(
       const job = jobs.get(job_id);
       return job !== undefined && ACTIVE.has(job.status) && (tokens.get(job_id) ?? 0) === lease_token;
     },
-    async claimJob({ account_id, limit, owner, now, lease_ms }) {
+    async claimJob({ account_id, limit, owner, now, lease_ms, alone }) {
       if (limit <= 0) return null;
       if (open.active(account_id) >= limit) return null;
+      if (alone && queuedOf() !== queuedOf(account_id)) return null;
       const job = open.queue(account_id)[0];
       if (!job) return null;
       setStatus(job, 'running');

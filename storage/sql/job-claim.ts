@@ -24,6 +24,10 @@ const started = (now: number, owner: string, expiresAt: number, token: number | 
   lease_expires_at: expiresAt,
   lease_token: token,
 });
+/** The queue counts of other accounts that have queued jobs (queue-counts.ts): none, and the account's line is the only one. */
+const othersQueuedQuery = (db: Kysely<Database>, accountId: string) =>
+  db.selectFrom('queue_counts').select('account_id').where('account_id', '<>', accountId).where('queued', '>', 0).limit(1);
+
 /** Picks retried within one claim when a cancel takes the picked job first. */
 const CLAIM_PICKS = 3;
 
@@ -62,8 +66,9 @@ export function createSqlJobClaim(db: Kysely<Database>, counts: QueueCounts, row
       .returning(CLAIMED_COLUMNS),
   );
   const stamp = statementTemplate(2, (name: string, now: number) => db.updateTable('counters').set({ value: now }).where('name', '=', name));
+  const othersQueued = statementTemplate(1, (accountId: string) => othersQueuedQuery(db, accountId));
 
-  return async ({ account_id, limit, owner, now, lease_ms }) => {
+  return async ({ account_id, limit, owner, now, lease_ms, alone }) => {
     if (limit <= 0) return null;
     const counter = claimCounter(account_id);
     return db.transaction().execute(async (tx) => {
@@ -73,6 +78,7 @@ export function createSqlJobClaim(db: Kysely<Database>, counts: QueueCounts, row
       await takeTurn(tx, counter);
       const [{ n }] = (await active(tx, account_id)).rows;
       if (toNumber(n) >= limit) return null;
+      if (alone && (await othersQueued(tx, account_id)).rows.length > 0) return null;
       for (let attempt = 0; attempt < CLAIM_PICKS; attempt++) {
         const [picked] = (await pick(tx, account_id)).rows;
         if (!picked) return null;
@@ -97,33 +103,35 @@ export function createSqlJobClaim(db: Kysely<Database>, counts: QueueCounts, row
  * place (caches cold after a request's work) than in a loop.
  */
 function createSerialClaim(db: Kysely<Database>, counts: QueueCounts): JobStore['claimJob'] {
-  const claim = statementTemplate(5, (accountId: string, limit: number, now: number, owner: string, expiresAt: number) =>
-    db
-      .updateTable('jobs')
-      .set(started(now, owner, expiresAt, sql<number>`lease_token + 1`))
-      .where('id', '=', (eb) =>
-        eb
-          .selectFrom('jobs as next')
-          .select('next.id')
-          .where('next.account_id', '=', accountId)
-          .where('next.status', '=', 'queued')
-          .orderBy('next.priority', 'desc')
-          .orderBy('next.seq')
-          .limit(1),
-      )
-      .where((eb) =>
-        eb(
+  const statement = (alone: boolean) =>
+    statementTemplate(5, (accountId: string, limit: number, now: number, owner: string, expiresAt: number) => {
+      const claim = db
+        .updateTable('jobs')
+        .set(started(now, owner, expiresAt, sql<number>`lease_token + 1`))
+        .where('id', '=', (eb) =>
           eb
-            .selectFrom('jobs as held')
-            .select((h) => h.fn.countAll().as('n'))
-            .where('held.account_id', '=', accountId)
-            .where('held.status', 'in', ACTIVE),
-          '<',
-          limit,
-        ),
-      )
-      .returning(CLAIMED_COLUMNS),
-  );
+            .selectFrom('jobs as next')
+            .select('next.id')
+            .where('next.account_id', '=', accountId)
+            .where('next.status', '=', 'queued')
+            .orderBy('next.priority', 'desc')
+            .orderBy('next.seq')
+            .limit(1),
+        )
+        .where((eb) =>
+          eb(
+            eb
+              .selectFrom('jobs as held')
+              .select((h) => h.fn.countAll().as('n'))
+              .where('held.account_id', '=', accountId)
+              .where('held.status', 'in', ACTIVE),
+            '<',
+            limit,
+          ),
+        );
+      return (alone ? claim.where((eb) => eb.not(eb.exists(othersQueuedQuery(db, accountId)))) : claim).returning(CLAIMED_COLUMNS);
+    });
+  const claims = { shared: statement(false), alone: statement(true) };
   // No turn taken before: the account's claim row may not exist yet.
   const stamp = statementTemplate(2, (name: string, now: number) =>
     db
@@ -131,8 +139,9 @@ function createSerialClaim(db: Kysely<Database>, counts: QueueCounts): JobStore[
       .values({ name, value: now })
       .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ value: eb.ref('excluded.value') }))),
   );
-  return async ({ account_id, limit, owner, now, lease_ms }) => {
+  return async ({ account_id, limit, owner, now, lease_ms, alone }) => {
     if (limit <= 0) return null;
+    const claim = alone ? claims.alone : claims.shared;
     return db.transaction().execute(async (tx) => {
       const [row] = (await claim(tx, account_id, limit, now, owner, now + lease_ms)).rows;
       if (!row) return null;

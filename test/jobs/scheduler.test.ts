@@ -327,6 +327,97 @@ describe('scheduler: starting a job', () => {
   });
 });
 
+describe('scheduler: starting at submission', () => {
+  const newJob = (id: string, account_id: string) => ({ id, account_id, status: 'queued', workflow: {}, created_at: 0, expires_at: 1e15 });
+
+  it("a submission whose account's line is the only one starts the job with its insert, handed to run after enqueue answers, with no pass", async () => {
+    const store = createMemoryStorage().metadata;
+    const look = vi.spyOn(store, 'peekQueuedAccounts');
+    const listing = vi.spyOn(store, 'listAccountsWithQueuedJobs');
+    const h = harness({ store, now: () => 777 });
+    const { job, ahead, started, start } = await h.scheduler.enqueue(newJob('a-1', 'a'));
+    // The answer is the submission's: the job as it was queued, and nothing runs until the caller says.
+    expect({ status: job.status, ahead, started }).toEqual({ status: 'queued', ahead: 0, started: true });
+    expect(h.ids()).toEqual([]);
+    expect(await store.getJobById('a-1')).toMatchObject({ status: 'running', started_at: 777, attempts: 1 });
+    start();
+    expect(h.ids()).toEqual(['a-1']);
+    start(); // once only
+    expect(h.ids()).toEqual(['a-1']);
+    expect(h.started[0]).toMatchObject({ id: 'a-1', status: 'running', started_at: 777 });
+    expect(h.scheduler.running('a')).toBe(1);
+    expect(look).not.toHaveBeenCalled();
+    expect(listing).not.toHaveBeenCalled();
+    // Its end frees the slot as a passed job's does: the next submission starts too.
+    h.finish('a-1');
+    await vi.waitFor(() => expect(h.scheduler.running('a')).toBe(0));
+    // A caller that never says still has it run, after the current turn.
+    expect((await h.scheduler.enqueue(newJob('a-2', 'a'))).started).toBe(true);
+    await vi.waitFor(() => expect(h.ids()).toEqual(['a-1', 'a-2']));
+  });
+
+  it("another account's queued job keeps its turn: the submission only queues, and a pass serves the other first", async () => {
+    const h = harness({ tierLimits: { free: 5 } });
+    const [theirs] = await h.submit('b');
+    const { started } = await h.scheduler.enqueue(newJob('a-1', 'a'));
+    expect(started).toBe(false);
+    expect(await h.store.getJobById('a-1')).toMatchObject({ status: 'queued' });
+    expect(await h.scheduler.pass()).toBe(2);
+    expect(h.ids()).toEqual([theirs, 'a-1']);
+  });
+
+  it("the account's oldest queued job is the one that starts, in its pick order; the new one waits for a pass", async () => {
+    const h = harness();
+    const [older] = await h.submit('a');
+    const { job, started } = await h.scheduler.enqueue(newJob('a-new', 'a'));
+    expect({ id: job.id, status: job.status, started }).toEqual({ id: 'a-new', status: 'queued', started: false });
+    await vi.waitFor(() => expect(h.ids()).toEqual([older]));
+    expect(await h.store.getJobById('a-new')).toMatchObject({ status: 'queued' });
+  });
+
+  it('at the tier limit, with the engine full, or closed, a submission only queues', async () => {
+    const h = harness();
+    expect((await h.scheduler.enqueue(newJob('a-1', 'a'))).started).toBe(true);
+    await vi.waitFor(() => expect(h.ids()).toEqual(['a-1']));
+    // free: one at a time.
+    expect((await h.scheduler.enqueue(newJob('a-2', 'a'))).started).toBe(false);
+    const full = harness({ engineCapacity: () => 0 });
+    expect((await full.scheduler.enqueue(newJob('b-1', 'b'))).started).toBe(false);
+    const closed = harness();
+    await closed.scheduler.close();
+    expect((await closed.scheduler.enqueue(newJob('c-1', 'c'))).started).toBe(false);
+    await settle();
+    expect([...full.ids(), ...closed.ids()]).toEqual([]);
+  });
+
+  it('a pass during the claim leaves its engine slot alone', async () => {
+    let free = 1;
+    const h = harness({ tierLimits: { free: 5 }, engineCapacity: () => free - h.scheduler.running() });
+    await h.submit('a', 2);
+    const submitting = h.scheduler.enqueue(newJob('a-new', 'a'));
+    // Issued while the claim (of a-1, the account's oldest) holds the only slot: it starts nothing.
+    const passing = h.scheduler.pass();
+    expect((await submitting).started).toBe(false);
+    expect(await passing).toBe(0);
+    await vi.waitFor(() => expect(h.ids()).toEqual(['a-1']));
+    free = 2;
+    expect(await h.scheduler.pass()).toBe(1);
+    expect(h.ids()).toEqual(['a-1', 'a-2']);
+  });
+
+  it('a claim that fails leaves the job queued for a pass, and logs', async () => {
+    const logger: Logger = { info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    const store = createMemoryStorage().metadata;
+    vi.spyOn(store, 'claimJob').mockRejectedValueOnce(new Error('disk gone'));
+    const h = harness({ store, logger });
+    const { started } = await h.scheduler.enqueue(newJob('a-1', 'a'));
+    expect(started).toBe(false);
+    expect(logger.error).toHaveBeenCalledWith('claim at submission failed', expect.objectContaining({ account_id: 'a' }));
+    expect(await h.scheduler.pass()).toBe(1);
+    expect(h.ids()).toEqual(['a-1']);
+  });
+});
+
 describe('scheduler: engine capacity', () => {
   it('starts no more than the engine takes, and more as it frees', async () => {
     let h: ReturnType<typeof harness>;
@@ -359,8 +450,9 @@ describe('scheduler: engine capacity', () => {
 describe('scheduler: queue bound', () => {
   const newJob = (id: string, account_id: string) => ({ id, account_id, status: 'queued', workflow: {}, created_at: 0, expires_at: 1e15 });
 
+  // The engine has no room in these: a submission only queues (none starts the account's next job, see below).
   it('answers 429 queue_full with Retry-After once the queued count reaches the bound; a stored job comes with the jobs ahead of it', async () => {
-    const h = harness({ maxQueueDepth: 3 });
+    const h = harness({ maxQueueDepth: 3, engineCapacity: () => 0 });
     await h.submit('a', 2);
     const { job, ahead } = await h.scheduler.enqueue(newJob('a-new', 'a'));
     expect(job).toMatchObject({ id: 'a-new', status: 'queued' });
@@ -381,7 +473,7 @@ describe('scheduler: queue bound', () => {
   });
 
   it('one account stops at its own bound while others still queue', async () => {
-    const h = harness({ maxQueueDepth: 10, maxQueuedPerAccount: 2 });
+    const h = harness({ maxQueueDepth: 10, maxQueuedPerAccount: 2, engineCapacity: () => 0 });
     await h.submit('a', 2);
     await expect(h.scheduler.enqueue(newJob('a-new', 'a'))).rejects.toMatchObject({ code: 'queue_full', status: 429 });
     await expect(h.scheduler.enqueue(newJob('b-new', 'b'))).resolves.toMatchObject({ ahead: 2 });

@@ -36,6 +36,22 @@ export function jobLeaseCases(getStore: () => JobStoreWithOutputs): void {
     expect(await store.claimJob(claim({ limit: 9 }))).toBeNull();
   });
 
+  it('claimJob with `alone` claims only while no other account has queued jobs; its own queued and anyone running do not count', async () => {
+    const store = getStore();
+    await create(job('mine-1'), job('mine-2'), job('theirs', { account_id: 'acc2' }));
+    expect(await store.claimJob(claim({ alone: true, limit: 5 }))).toBeNull();
+    expect(await store.getJobById('mine-1')).toMatchObject({ status: 'queued', lease: null, attempts: 0 });
+    // acc2's job leaves the queue (it runs): acc1's line is the only one.
+    expect((await store.claimJob(claim({ account_id: 'acc2' })))?.id).toBe('theirs');
+    expect((await store.claimJob(claim({ alone: true, limit: 5 })))?.id).toBe('mine-1');
+    // The tier limit still holds.
+    expect(await store.claimJob(claim({ alone: true, limit: 1 }))).toBeNull();
+    // A job of acc2 queued again (taken back, say) closes the way once more.
+    await create(job('theirs-2', { account_id: 'acc2' }));
+    expect(await store.claimJob(claim({ alone: true, limit: 5 }))).toBeNull();
+    expect((await store.claimJob(claim({ limit: 5 })))?.id).toBe('mine-2');
+  });
+
   it('claimJob hands the job over with its workflow, as listJobWorkflows reads it, and its row as getJob does', async () => {
     const store = getStore();
     const workflow = { '1': { class_type: 'KSampler', inputs: { seed: 18446744073709551615n, steps: 20, text: 'a "quoted" cat' } } };

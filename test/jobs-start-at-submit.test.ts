@@ -1,0 +1,125 @@
+// A job submitted while nothing else waits starts with its submission
+// (core/jobs/scheduler.ts, "Starting at submission"): on SQLite its insert
+// and its claim share one commit, and it is running once the 201 is read,
+// with no pass of the scheduler between. A job of another account already
+// waiting keeps its turn.
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { defineNode } from '../engine/local/define-node.ts';
+import { createLocalEngine } from '../engine/local/engine.ts';
+import { builtinNodes } from '../engine/local/nodes/index.ts';
+import { createSqliteStorage } from '../storage/sql/sqlite.ts';
+import { type Harness, MODES, startHarness } from './helpers/harness.ts';
+import { asKey, cancelJob, jobNow, submitOk, waitForJob } from './helpers/jobs.ts';
+import { createTestNodes } from './helpers/local-nodes.ts';
+
+/** A node that runs until the test lets it go (or the job is canceled). */
+function gateNode() {
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  const node = defineNode({
+    name: 'Gate',
+    category: 'test',
+    cacheable: false,
+    required: { value: ['INT', { min: 0, max: 100 }] },
+    outputs: [{ type: 'INT' }],
+    run: async ({ value }, ctx) => {
+      await new Promise<void>((resolve, reject) => {
+        if (ctx.signal.aborted) return reject(ctx.signal.reason);
+        ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true });
+        void opened.then(resolve);
+      });
+      return { outputs: [value] };
+    },
+  });
+  return { node, open };
+}
+
+const gated = (value: number) => ({
+  g: { class_type: 'Gate', inputs: { value } },
+  s: { class_type: 'Show', inputs: { value: ['g', 0] } },
+});
+
+/** Every statement the database ran, in order, by its SQL. */
+function recordingDatabase(filename: string) {
+  const db = new Database(filename);
+  const ran: string[] = [];
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((sql: string) => {
+    const statement = prepare(sql);
+    for (const method of ['run', 'all', 'get', 'iterate'] as const) {
+      const original = statement[method].bind(statement) as (...args: unknown[]) => unknown;
+      (statement as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+        ran.push(sql);
+        return original(...args);
+      };
+    }
+    return statement;
+  }) as typeof db.prepare;
+  return { db, ran };
+}
+
+const INSERT = /^insert into "jobs"/;
+const CLAIM = /^update "jobs" set "status" = \?, "started_at" = \?/;
+const COMMIT = /^commit$/i;
+
+describe.each(MODES)('a job starts with its submission (%s)', (mode) => {
+  let h: Harness;
+  let ran: string[];
+  let gate: ReturnType<typeof gateNode>;
+  const start = async (options: Record<string, unknown> = {}) => {
+    gate = gateNode();
+    const engine = createLocalEngine({ nodes: [...builtinNodes, ...createTestNodes().nodes, gate.node] });
+    h = await startHarness(mode, { engine, ...options }, (blobs, dir) => {
+      const recording = recordingDatabase(join(dir, 'graphrun.db'));
+      ran = recording.ran;
+      return createSqliteStorage({ filename: join(dir, 'graphrun.db'), blobs, database: recording.db });
+    });
+  };
+  afterEach(async () => {
+    gate?.open();
+    await h?.close();
+  });
+
+  it('on an idle service: its insert and its claim share one commit, and it runs once the 201 is read', async () => {
+    await start();
+    const from = ran.length;
+    const job = await submitOk(h, gated(1));
+    expect(job.status).toBe('queued');
+    // In process, no turn of the event loop has passed since the insert: nothing but the submission has claimed it.
+    if (mode === 'in-process') expect((await jobNow(h, job.id)).status).toBe('running');
+    await waitForJob(h, job.id, 'running');
+    const mine = ran.slice(from);
+    const insert = mine.findIndex((sql) => INSERT.test(sql));
+    const claim = mine.findIndex((sql) => CLAIM.test(sql));
+    expect(insert).toBeGreaterThanOrEqual(0);
+    expect(claim).toBeGreaterThan(insert);
+    expect(mine.slice(insert, claim).some((sql) => COMMIT.test(sql))).toBe(false);
+    gate.open();
+    await waitForJob(h, job.id, 'succeeded');
+  });
+
+  it("behind another account's queued job it only queues, and starts in its turn", async () => {
+    const accounts = [
+      { id: 'alice', tier: 'free', apiKeys: ['ka'] },
+      { id: 'bob', tier: 'free', apiKeys: ['kb'] },
+    ];
+    // One job at a time for the whole service: bob's job waits behind alice's running one.
+    await start({ accounts, maxConcurrentJobs: 1 });
+    const alice = asKey(h, 'ka');
+    const bob = asKey(h, 'kb');
+    const first = await submitOk(alice, gated(1));
+    await waitForJob(alice, first.id, 'running');
+    const waiting = await submitOk(bob, gated(2));
+    // The engine is full: bob's job queues, and alice's next one may not pass it.
+    const second = await submitOk(alice, gated(3));
+    expect((await jobNow(bob, waiting.id)).status).toBe('queued');
+    expect((await jobNow(alice, second.id)).status).toBe('queued');
+    await cancelJob(alice, first.id);
+    await waitForJob(bob, waiting.id, 'running');
+    expect((await jobNow(alice, second.id)).status).toBe('queued');
+    gate.open();
+    await waitForJob(alice, second.id, 'succeeded');
+  });
+});
