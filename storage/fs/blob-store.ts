@@ -15,6 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { checkByteRange } from '../byte-range.ts';
 import type { BlobStore } from '../types.ts';
 import { type KeptDir, keepDir, syncDir } from './dir-sync.ts';
+import { type OpenFile, openFdFile } from './fd-file.ts';
 import { fileStream } from './file-stream.ts';
 import { ensureFlatLayout } from './layout.ts';
 import { createTempWriter } from './temp-writer.ts';
@@ -24,7 +25,9 @@ export interface FsBlobStoreOptions {
 }
 
 export type FsBlobStore = BlobStore & {
-  /** Temporary objects currently on disk: in-flight writers (and leaks, in tests). */
+  /** Paths of the temporary objects on disk: in-flight writers' (and leaks, in tests); not the one opened ahead for the next writer. */
+  tempFiles(): Promise<string[]>;
+  /** How many tempFiles there are. */
   tempCount(): Promise<number>;
   /** Lets go of the directory handles the store keeps; writes must have ended. */
   close(): Promise<void>;
@@ -111,15 +114,38 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
     return entry.handle;
   }
 
+  // The next writer's temp file, opened ahead: each begin takes it and opens
+  // the one after in the background, so creating a file (a trip through the
+  // thread pool, and through the file system's journal: from a tenth of a
+  // millisecond to about one here) is off the writer's way. Its name, while
+  // it waits, is left out of tempCount: it is no writer's.
+  let spare: { name: string; file: Promise<OpenFile> } | undefined;
+  const openTemp = (name: string) => openFdFile(join(tmpDir, name), DURABLE_CREATE ?? 'wx', 0o666);
+  function nextSpare(): void {
+    const name = randomBytes(16).toString('hex');
+    const file = openTemp(name);
+    file.catch(() => {}); // the writer that takes it sees the failure
+    spare = { name, file };
+  }
+
+  async function tempFiles(): Promise<string[]> {
+    const waiting = spare?.name;
+    return (await readdir(tmpDir)).filter((name) => name !== waiting).map((name) => join(tmpDir, name));
+  }
+
   return {
     location: pathToFileURL(resolve(dir)).href,
     async begin() {
-      const tmpPath = join(tmpDir, randomBytes(16).toString('hex'));
-      const file = {
-        fh: await open(tmpPath, DURABLE_CREATE ?? 'wx', 0o666),
-        durableWrites: DURABLE_CREATE !== undefined,
-        reopen: () => open(tmpPath, 'r+'),
+      const taken = spare;
+      nextSpare();
+      // None yet, or its open failed (perhaps for a moment only): this writer's own open decides.
+      const own = async () => {
+        const name = randomBytes(16).toString('hex');
+        return { name, fh: await openTemp(name) };
       };
+      const { name, fh } = taken ? await taken.file.then((fh) => ({ name: taken.name, fh }), own) : await own();
+      const tmpPath = join(tmpDir, name);
+      const file = { fh, durableWrites: DURABLE_CREATE !== undefined, reopen: () => open(tmpPath, 'r+') };
       return createTempWriter(file, tmpPath, checkKey, async (key, durable) => {
         const final = pathOf(key);
         const parent = dirname(final);
@@ -192,14 +218,24 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
       }
     },
 
-    async tempCount() {
-      return (await readdir(tmpDir)).length;
-    },
+    tempFiles,
+    tempCount: async () => (await tempFiles()).length,
 
     async close() {
       const entries = [...dirs.values()];
+      const left = spare;
       dirs.clear();
-      await Promise.all(entries.map(async (entry) => (await entry.handle?.catch(() => null))?.close()));
+      spare = undefined;
+      await Promise.all([
+        ...entries.map(async (entry) => (await entry.handle?.catch(() => null))?.close()),
+        left?.file.then(
+          async (fh) => {
+            await fh.close();
+            await unlink(join(tmpDir, left.name)).catch(() => {});
+          },
+          () => {},
+        ),
+      ]);
     },
   };
 }

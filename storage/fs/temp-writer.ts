@@ -1,8 +1,9 @@
 // The BlobWriter of the fs store: bytes go to a temp file; commit makes them
 // durable and hands over to `publish`, which links them under the key and
 // removes the temp file.
-import { type FileHandle, unlink } from 'node:fs/promises';
+import { unlink } from 'node:fs/promises';
 import type { BlobWriter } from '../types.ts';
+import type { OpenFile } from './fd-file.ts';
 
 const BATCH_BYTES = 1024 * 1024;
 /**
@@ -21,10 +22,10 @@ const ignoreEnoent = (e: unknown) => {
 
 /** The temp file as `begin` made it: `durableWrites` when each write is durable as it returns (O_DSYNC). */
 export interface TempFile {
-  fh: FileHandle;
+  fh: OpenFile;
   durableWrites: boolean;
   /** Opens the same file again for plain writes. */
-  reopen(): Promise<FileHandle>;
+  reopen(): Promise<OpenFile>;
 }
 
 /**

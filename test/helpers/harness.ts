@@ -74,7 +74,8 @@ export async function startHarness(mode: Mode, options: Partial<DefaultServiceOp
       const files = (await walk(blobsDir)).filter((f) => f !== join(blobsDir, '.layout'));
       return {
         blobs: files.filter((f) => !f.includes(`${join(blobsDir, '.tmp')}`)),
-        temp: files.filter((f) => f.includes(`${join(blobsDir, '.tmp')}`)),
+        // Those of writers (or left by them): the store's temp file opened ahead for the next writer is none.
+        temp: await blobs.tempFiles(),
       };
     },
     async close() {
