@@ -101,6 +101,24 @@ describe('fs blob store specifics', () => {
     },
   );
 
+  it("opens each writer's temp file ahead, when the writer before begins; it is no writer's until taken, and close removes it", async () => {
+    const inTmp = async () => (await readdir(join(dir, '.tmp'))).map((name) => join(dir, '.tmp', name));
+    expect(await put(store, 'abcd0001', bytes(8))).toBe(true);
+    const [ahead] = await inTmp();
+    expect(await inTmp()).toEqual([ahead]);
+    expect(await store.tempFiles()).toEqual([]);
+    const writer = await store.begin();
+    // The writer took the file opened for it, and another waits for the next one.
+    expect(await store.tempFiles()).toEqual([ahead]);
+    expect(await inTmp()).toHaveLength(2);
+    await writer.write(bytes(9));
+    expect(await writer.commit('abcd0002')).toBe(true);
+    expect(await readFile(join(dir, 'ab', 'abcd0002'))).toEqual(Buffer.from(bytes(9)));
+    expect(await store.tempFiles()).toEqual([]);
+    await store.close();
+    expect(await inTmp()).toEqual([]);
+  });
+
   it('stores a blob of one batch and one of several alike', async () => {
     const small = bytes(1500);
     const large = bytes(3 * 1024 * 1024 + 7);
