@@ -23,7 +23,10 @@
 // and claims them at once, and a run gives its slot back as its job leaves the
 // engine (`ending`): its end is written just ahead of the claims that fill the
 // slot, so their counts see it. On SQLite those writes then share one commit
-// where each had its own (bench:jobs part 1). A claim that comes back empty
+// where each had its own (bench:jobs part 1). When the last pass found nothing
+// queued (and nothing may have been queued since), there are no such claims:
+// the end is written at once instead of waiting for the next pass to begin,
+// which would only delay the job's end. A claim that comes back empty
 // drops its account for the pass and does not count as a turn served. Over a
 // pool (PostgreSQL) writes may overtake each other: a pass claims one job at a
 // time and a slot is held until the run settles.
@@ -114,7 +117,8 @@ export interface SchedulerOptions {
  * when the job has left the engine. Over a store that writes in call order
  * (JobStore.serialWrites) the job's slot is free from then on, and `write`
  * starts just ahead of the next claims (or at the end of the pass), so a
- * store that commits writes queued together (SQLite) commits them as one.
+ * store that commits writes queued together (SQLite) commits them as one;
+ * at once when nothing was queued when last looked.
  * Otherwise, and once the scheduler is closed, `write` starts at once and
  * the slot is held until the run settles. `write` resolves to whether it
  * moved the row out of `running` (its slot in the store's count is free).
@@ -190,10 +194,18 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
   let kickPending = false;
   /** Claims that came back empty or failed, and passes that failed: a run that ended early checks it when it settles (see launch). */
   let misses = 0;
+  /**
+   * The last pass found no queued job, and every submission since started its
+   * own (see enqueue); anything that may have queued one (a submission that
+   * did not, a kick from outside: another instance, the poll, a sweep) clears
+   * it. While it holds, an end's write has no claims to share a commit with,
+   * so it is written at once rather than at the next pass.
+   */
+  let queueEmpty = false;
   /** A submission's claim (see enqueue) from its issue until its job is handed to `run`: it holds an engine slot meanwhile. */
   let starting: Promise<void> | null = null;
   const capacity = () => engineCapacity() - (starting === null ? 0 : 1);
-  const poll = opts.pollIntervalMs ? setInterval(() => kick(), opts.pollIntervalMs) : undefined;
+  const poll = opts.pollIntervalMs ? setInterval(() => lookAgain(), opts.pollIntervalMs) : undefined;
 
   const localRunning = (accountId: string) => runningByAccount.get(accountId) ?? 0;
 
@@ -231,7 +243,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
       return new Promise((resolve, reject) => {
         // Started by flushEnds itself, not a microtask later: it must join the store's queue
         // before the claims issued right after.
-        ends.push(() => {
+        const start = () => {
           const mark = misses;
           try {
             write().then((moved) => {
@@ -241,7 +253,10 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
           } catch (err) {
             reject(err);
           }
-        });
+        };
+        // No claim to go behind (nothing was queued when last looked): the end waits for no pass.
+        if (queueEmpty) start();
+        else ends.push(start);
         kick();
       });
     };
@@ -307,6 +322,7 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     let budget = capacity();
     if (!(budget > 0)) return 0;
     const lanes = await queuedLanes();
+    queueEmpty = lanes.length === 0;
     const drop = (lane: Lane) => {
       const i = lanes.indexOf(lane);
       if (i >= 0) lanes.splice(i, 1);
@@ -416,6 +432,12 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     return p;
   }
 
+  /** A kick from outside: jobs may have been queued that no pass has seen. */
+  function lookAgain() {
+    queueEmpty = false;
+    kick();
+  }
+
   function kick() {
     if (closed || kickPending) return;
     kickPending = true;
@@ -477,10 +499,12 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
         throw queueFullError(created, retryAfter);
       }
       const { queued_before, ...row } = created;
+      const started = claimed?.id === job.id;
+      if (!started) queueEmpty = false;
       // Every store counts under `maxQueued`, which is always set here; a store that did not is asked.
-      return { job: row, ahead: queued_before ?? (await store.countJobs([QUEUED])), started: claimed?.id === job.id, start };
+      return { job: row, ahead: queued_before ?? (await store.countJobs([QUEUED])), started, start };
     },
-    kick,
+    kick: lookAgain,
     pass,
     running(accountId) {
       return accountId === undefined ? runningJobs.size : localRunning(accountId);

@@ -227,6 +227,46 @@ describe('ending, over a store that writes in call order', () => {
     await scheduler.close();
   });
 
+  it('with nothing queued when last looked, an end is written at once, not at the next pass; a submission that queues, or a kick from outside, brings the wait back', async () => {
+    const memory = createMemoryStorage().metadata;
+    await memory.upsertAccount({ id: 'a', tier: 'pro' });
+    let passes = 0;
+    const t = traced({
+      ...memory,
+      peekQueuedAccounts(limit) {
+        passes++;
+        return memory.peekQueuedAccounts!(limit);
+      },
+    });
+    const h = harness(t.store);
+    await h.submit('a', 3);
+    expect(await h.scheduler.pass()).toBe(3);
+    // This pass saw the queue empty.
+    expect(await h.scheduler.pass()).toBe(0);
+    const ended = async (id: string) => {
+      const before = passes;
+      t.calls.length = 0;
+      h.finish(id);
+      // A few microtasks: the run reaches its `ending`; no turn of the event loop, so no pass, begins.
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+      return { written: t.calls.includes(`end ${id}`), passes: passes - before };
+    };
+    expect(await ended('a-1')).toEqual({ written: true, passes: 0 });
+    // The pass that end kicked finds nothing either; then something may have queued a job.
+    for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+    h.scheduler.kick();
+    expect(await ended('a-2')).toEqual({ written: false, passes: 0 });
+    await vi.waitFor(() => expect(t.calls).toContain('end a-2'));
+    // Its pass saw the queue empty again. A submission that starts its own job leaves that so; one that queues does not.
+    for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+    const job = (id: string) => ({ id, account_id: 'b', status: 'queued', workflow: {}, created_at: 0, expires_at: 1e15 });
+    expect((await h.scheduler.enqueue(job('b-1'))).started).toBe(true);
+    expect((await h.scheduler.enqueue(job('b-2'))).started).toBe(false); // b's tier (free) runs one at a time
+    expect(await ended('a-3')).toEqual({ written: false, passes: 0 });
+    await vi.waitFor(() => expect(t.calls).toContain('end a-3'));
+    await h.scheduler.close();
+  });
+
   it('a clean end costs one pass, the one its slot was offered to', async () => {
     const memory = createMemoryStorage().metadata;
     await memory.upsertAccount({ id: 'a', tier: 'free' });
