@@ -6,6 +6,7 @@ import type { ServiceOptions } from '../index.ts';
 import { expectEnvelope, ISO } from './helpers/assets.ts';
 import { MODES } from './helpers/harness.ts';
 import {
+  ALICE_AND_BOB,
   asKey,
   cancelJob,
   expectJobShape,
@@ -163,11 +164,7 @@ describe.each(MODES)('job lifecycle (%s)', (mode) => {
   });
 
   it('queue_position: 0 for the next job, counting queued jobs of every account ahead, null once running', async () => {
-    const accounts = [
-      { id: 'alice', tier: 'free', apiKeys: ['ka'] },
-      { id: 'bob', tier: 'free', apiKeys: ['kb'] },
-    ];
-    await start({ accounts, maxConcurrentJobs: 1 });
+    await start({ accounts: ALICE_AND_BOB, maxConcurrentJobs: 1 });
     const alice = asKey(h, 'ka');
     const bob = asKey(h, 'kb');
     const a1 = await submitOk(alice, slow(1));

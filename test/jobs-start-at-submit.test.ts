@@ -11,7 +11,7 @@ import { createLocalEngine } from '../engine/local/engine.ts';
 import { builtinNodes } from '../engine/local/nodes/index.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 import { type Harness, MODES, startHarness } from './helpers/harness.ts';
-import { asKey, cancelJob, jobNow, submitOk, waitForJob } from './helpers/jobs.ts';
+import { ALICE_AND_BOB, asKey, cancelJob, jobNow, submitOk, waitForJob } from './helpers/jobs.ts';
 import { createTestNodes } from './helpers/local-nodes.ts';
 
 /** A node that runs until the test lets it go (or the job is canceled). */
@@ -101,12 +101,8 @@ describe.each(MODES)('a job starts with its submission (%s)', (mode) => {
   });
 
   it("behind another account's queued job it only queues, and starts in its turn", async () => {
-    const accounts = [
-      { id: 'alice', tier: 'free', apiKeys: ['ka'] },
-      { id: 'bob', tier: 'free', apiKeys: ['kb'] },
-    ];
     // One job at a time for the whole service: bob's job waits behind alice's running one.
-    await start({ accounts, maxConcurrentJobs: 1 });
+    await start({ accounts: ALICE_AND_BOB, maxConcurrentJobs: 1 });
     const alice = asKey(h, 'ka');
     const bob = asKey(h, 'kb');
     const first = await submitOk(alice, gated(1));

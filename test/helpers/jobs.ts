@@ -57,6 +57,12 @@ export function withHeaders<H extends Harness>(h: H, headers: Record<string, str
   };
 }
 
+/** Two accounts of the free tier: alice (key 'ka') and bob (key 'kb'). */
+export const ALICE_AND_BOB = [
+  { id: 'alice', tier: 'free', apiKeys: ['ka'] },
+  { id: 'bob', tier: 'free', apiKeys: ['kb'] },
+];
+
 /** Requests as the account holding this API key. */
 export const asKey = <H extends Harness>(h: H, key: string): H => withHeaders(h, { authorization: `Bearer ${key}` });
 

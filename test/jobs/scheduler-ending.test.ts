@@ -46,6 +46,21 @@ function traced(store: MetadataStore) {
   return { store: wrapped, calls, maxInFlight: () => maxInFlight };
 }
 
+/** A memory store with `tier` for account a, counting the passes over it (each pass looks at the queue once). */
+async function countingPasses(tier: string) {
+  const memory = createMemoryStorage().metadata;
+  await memory.upsertAccount({ id: 'a', tier });
+  const counted = { memory, passes: 0, store: memory };
+  counted.store = {
+    ...memory,
+    peekQueuedAccounts(limit) {
+      counted.passes++;
+      return memory.peekQueuedAccounts!(limit);
+    },
+  };
+  return counted;
+}
+
 /** A scheduler whose runs last until `finish(id)`, then end their job through `ending` (`afterEnding` is called right after). */
 function harness(store: MetadataStore, options: Partial<SchedulerOptions> = {}, afterEnding?: () => void) {
   const started: string[] = [];
@@ -228,28 +243,20 @@ describe('ending, over a store that writes in call order', () => {
   });
 
   it('with nothing queued when last looked, an end is written at once, not at the next pass; a submission that queues, or a kick from outside, brings the wait back', async () => {
-    const memory = createMemoryStorage().metadata;
-    await memory.upsertAccount({ id: 'a', tier: 'pro' });
-    let passes = 0;
-    const t = traced({
-      ...memory,
-      peekQueuedAccounts(limit) {
-        passes++;
-        return memory.peekQueuedAccounts!(limit);
-      },
-    });
+    const counted = await countingPasses('pro');
+    const t = traced(counted.store);
     const h = harness(t.store);
     await h.submit('a', 3);
     expect(await h.scheduler.pass()).toBe(3);
     // This pass saw the queue empty.
     expect(await h.scheduler.pass()).toBe(0);
     const ended = async (id: string) => {
-      const before = passes;
+      const before = counted.passes;
       t.calls.length = 0;
       h.finish(id);
       // A few microtasks: the run reaches its `ending`; no turn of the event loop, so no pass, begins.
       for (let i = 0; i < 5; i++) await Promise.resolve();
-      return { written: t.calls.includes(`end ${id}`), passes: passes - before };
+      return { written: t.calls.includes(`end ${id}`), passes: counted.passes - before };
     };
     expect(await ended('a-1')).toEqual({ written: true, passes: 0 });
     // The pass that end kicked finds nothing either; then something may have queued a job.
@@ -268,27 +275,19 @@ describe('ending, over a store that writes in call order', () => {
   });
 
   it('a clean end costs one pass, the one its slot was offered to', async () => {
-    const memory = createMemoryStorage().metadata;
-    await memory.upsertAccount({ id: 'a', tier: 'free' });
-    let passes = 0;
-    // Each pass looks at the queue once.
-    const h = harness({
-      ...memory,
-      peekQueuedAccounts(limit) {
-        passes++;
-        return memory.peekQueuedAccounts!(limit);
-      },
-    });
+    const counted = await countingPasses('free');
+    const { memory } = counted;
+    const h = harness(counted.store);
     await h.submit('a', 1);
     expect(await h.scheduler.pass()).toBe(1);
-    passes = 0;
+    counted.passes = 0;
     h.finish('a-1');
     await vi.waitFor(async () => expect(await statusOf(memory, 'a-1')).toBe('succeeded'));
     // Every kick the run's end and settling made has had its turn of the event loop.
     for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
     await h.scheduler.pass();
     // The pass the end kicked, then the one asked for here: the settled run kicked none.
-    expect(passes).toBe(2);
+    expect(counted.passes).toBe(2);
     await h.scheduler.close();
   });
 
