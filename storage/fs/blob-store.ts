@@ -29,7 +29,7 @@ export type FsBlobStore = BlobStore & {
   tempFiles(): Promise<string[]>;
   /** How many tempFiles there are. */
   tempCount(): Promise<number>;
-  /** Lets go of the directory handles the store keeps; writes must have ended. */
+  /** Lets go of what the store keeps open (its prefix directories' handles, the temp file opened ahead); writes must have ended. */
   close(): Promise<void>;
 };
 
@@ -117,8 +117,8 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
   // The next writer's temp file, opened ahead: each begin takes it and opens
   // the one after in the background, so creating a file (a trip through the
   // thread pool, and through the file system's journal: from a tenth of a
-  // millisecond to about one here) is off the writer's way. Its name, while
-  // it waits, is left out of tempCount: it is no writer's.
+  // millisecond to about one here) is off the writer's way. While it waits it
+  // is no writer's, and tempFiles leaves it out.
   let spare: { name: string; file: Promise<OpenFile> } | undefined;
   const openTemp = (name: string) => openFdFile(join(tmpDir, name), DURABLE_CREATE ?? 'wx', 0o666);
   function nextSpare(): void {
