@@ -417,6 +417,35 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
     return plan;
   }
 
+  /**
+   * The claim a submission issues right behind its insert (see the top of
+   * this file), called in the same turn as the insert so that it runs after
+   * it. It holds an engine slot (`starting`) until `start` hands what it
+   * claimed to `run`, or until the current turn of the event loop is over.
+   */
+  async function claimBehind(accountId: string, limit: number): Promise<{ claimed: ClaimedJob | null; start(): void }> {
+    let release!: () => void;
+    starting = new Promise((resolve) => (release = resolve));
+    const claim = { account_id: accountId, limit, owner, now: now(), lease_ms: leaseMs, alone: true };
+    const claimed = await store.claimJob(claim).catch((err: unknown) => {
+      logger.error('claim at submission failed', { account_id: accountId, error: errorText(err) });
+      return null;
+    });
+    let handed = false;
+    const start = () => {
+      if (handed) return;
+      handed = true;
+      starting = null;
+      release();
+      if (claimed === null) return;
+      served(claimed.account_id);
+      launch(claimed);
+    };
+    // A caller that never calls `start` still has its claim run.
+    soon(start);
+    return { claimed, start };
+  }
+
   /** The account's tier limit for a claim at submission; 0 (no claim) when its tier cannot be had now. */
   async function startLimit(accountId: string): Promise<number> {
     try {
@@ -462,30 +491,8 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
       // One account cannot fill the queue for everyone: past its own bound it waits for its jobs to start.
       const creating = store.createJob(job, bounds);
       creating.catch(() => {}); // awaited below, after the claim
-      let claimed: ClaimedJob | null = null;
-      let start = () => {};
-      if (claiming) {
-        let release!: () => void;
-        starting = new Promise((resolve) => (release = resolve));
-        const claim = { account_id: job.account_id, limit, owner, now: now(), lease_ms: leaseMs, alone: true };
-        claimed = await store.claimJob(claim).catch((err: unknown) => {
-          logger.error('claim at submission failed', { account_id: job.account_id, error: errorText(err) });
-          return null;
-        });
-        const claimedJob = claimed;
-        let handed = false;
-        start = () => {
-          if (handed) return;
-          handed = true;
-          starting = null;
-          release();
-          if (claimedJob === null) return;
-          served(claimedJob.account_id);
-          launch(claimedJob);
-        };
-        // A caller that never calls `start` still has its claim run.
-        soon(start);
-      }
+      const behind = claiming ? claimBehind(job.account_id, limit) : null;
+      const { claimed, start } = behind === null ? { claimed: null, start: () => {} } : await behind;
       let created: Awaited<typeof creating>;
       try {
         created = await creating;
