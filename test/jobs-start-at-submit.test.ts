@@ -6,38 +6,17 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineNode } from '../engine/local/define-node.ts';
 import { createLocalEngine } from '../engine/local/engine.ts';
 import { builtinNodes } from '../engine/local/nodes/index.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 import { type Harness, MODES, startHarness } from './helpers/harness.ts';
+import { createGates, holdNode } from './helpers/hold-node.ts';
 import { ALICE_AND_BOB, asKey, cancelJob, jobNow, submitOk, waitForJob } from './helpers/jobs.ts';
 import { createTestNodes } from './helpers/local-nodes.ts';
 
-/** A node that runs until the test lets it go (or the job is canceled). */
-function gateNode() {
-  let open = () => {};
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  const node = defineNode({
-    name: 'Gate',
-    category: 'test',
-    cacheable: false,
-    required: { value: ['INT', { min: 0, max: 100 }] },
-    outputs: [{ type: 'INT' }],
-    run: async ({ value }, ctx) => {
-      await new Promise<void>((resolve, reject) => {
-        if (ctx.signal.aborted) return reject(ctx.signal.reason);
-        ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true });
-        void opened.then(resolve);
-      });
-      return { outputs: [value] };
-    },
-  });
-  return { node, open };
-}
-
+/** A job that runs until the test opens its gate (`Hold`, keyed by the value). */
 const gated = (value: number) => ({
-  g: { class_type: 'Gate', inputs: { value } },
+  g: { class_type: 'Hold', inputs: { key: String(value), value, steps: 0 } },
   s: { class_type: 'Show', inputs: { value: ['g', 0] } },
 });
 
@@ -67,10 +46,10 @@ const COMMIT = /^commit$/i;
 describe.each(MODES)('a job starts with its submission (%s)', (mode) => {
   let h: Harness;
   let ran: string[];
-  let gate: ReturnType<typeof gateNode>;
+  let gates = createGates();
   const start = async (options: Record<string, unknown> = {}) => {
-    gate = gateNode();
-    const engine = createLocalEngine({ nodes: [...builtinNodes, ...createTestNodes().nodes, gate.node] });
+    gates = createGates();
+    const engine = createLocalEngine({ nodes: [...builtinNodes, ...createTestNodes().nodes, holdNode(gates)] });
     h = await startHarness(mode, { engine, ...options }, (blobs, dir) => {
       const recording = recordingDatabase(join(dir, 'graphrun.db'));
       ran = recording.ran;
@@ -78,7 +57,7 @@ describe.each(MODES)('a job starts with its submission (%s)', (mode) => {
     });
   };
   afterEach(async () => {
-    gate?.open();
+    for (const key of ['1', '2', '3']) gates.open(key);
     await h?.close();
   });
 
@@ -96,7 +75,7 @@ describe.each(MODES)('a job starts with its submission (%s)', (mode) => {
     expect(insert).toBeGreaterThanOrEqual(0);
     expect(claim).toBeGreaterThan(insert);
     expect(mine.slice(insert, claim).some((sql) => COMMIT.test(sql))).toBe(false);
-    gate.open();
+    gates.open('1');
     await waitForJob(h, job.id, 'succeeded');
   });
 
@@ -115,7 +94,8 @@ describe.each(MODES)('a job starts with its submission (%s)', (mode) => {
     await cancelJob(alice, first.id);
     await waitForJob(bob, waiting.id, 'running');
     expect((await jobNow(alice, second.id)).status).toBe('queued');
-    gate.open();
+    gates.open('2');
+    gates.open('3');
     await waitForJob(alice, second.id, 'succeeded');
   });
 });
