@@ -87,6 +87,15 @@ export interface MetadataStore
   engineServers?: EngineServerStore;
   /** Blob keys locked across the processes sharing the storage; absent where one process uses it (its own mutex is enough). */
   blobLocks?: BlobLockStore;
+  /**
+   * A value that differs from every earlier one once anything has been
+   * committed to the store since, by this instance or any other sharing it;
+   * undefined when it cannot tell right now. Synchronous and much cheaper
+   * than a read of a row: while it has not moved, what was read before it
+   * still holds (a kept job view need not read its stamp again). Absent
+   * where the store has no such thing (PostgreSQL, memory).
+   */
+  commitMark?(): string | undefined;
 }
 
 /** What `createService` takes: both halves (and the bus, when instances share the storage), and who closes them. */

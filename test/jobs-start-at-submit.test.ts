@@ -4,7 +4,6 @@
 // with no pass of the scheduler between. A job of another account already
 // waiting keeps its turn.
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLocalEngine } from '../engine/local/engine.ts';
 import { builtinNodes } from '../engine/local/nodes/index.ts';
@@ -13,31 +12,13 @@ import { type Harness, MODES, startHarness } from './helpers/harness.ts';
 import { createGates, holdNode } from './helpers/hold-node.ts';
 import { ALICE_AND_BOB, asKey, cancelJob, jobNow, submitOk, waitForJob } from './helpers/jobs.ts';
 import { createTestNodes } from './helpers/local-nodes.ts';
+import { recordingDatabase } from './helpers/recording-sqlite.ts';
 
 /** A job that runs until the test opens its gate (`Hold`, keyed by the value). */
 const gated = (value: number) => ({
   g: { class_type: 'Hold', inputs: { key: String(value), value, steps: 0 } },
   s: { class_type: 'Show', inputs: { value: ['g', 0] } },
 });
-
-/** Every statement the database ran, in order, by its SQL. */
-function recordingDatabase(filename: string) {
-  const db = new Database(filename);
-  const ran: string[] = [];
-  const prepare = db.prepare.bind(db);
-  db.prepare = ((sql: string) => {
-    const statement = prepare(sql);
-    for (const method of ['run', 'all', 'get', 'iterate'] as const) {
-      const original = statement[method].bind(statement) as (...args: unknown[]) => unknown;
-      (statement as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
-        ran.push(sql);
-        return original(...args);
-      };
-    }
-    return statement;
-  }) as typeof db.prepare;
-  return { db, ran };
-}
 
 const INSERT = /^insert into "jobs"/;
 const CLAIM = /^update "jobs" set "status" = \?, "started_at" = \?/;

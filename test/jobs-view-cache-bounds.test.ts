@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createJobViewCache, type KeptView } from '../core/jobs/view-cache.ts';
 
 const stamp = (view_version: number) => ({ status: 'succeeded', expires_at: 0, view_version });
-const view = (text: string, over: Partial<KeptView> = {}): KeptView => ({ account_id: 'a', key: 'k', view_version: 1, text, ...over });
+const view = (text: string, over: Partial<KeptView> = {}): KeptView => ({ account_id: 'a', key: 'k', stamp: stamp(1), text, ...over });
 
 describe('job view cache', () => {
   it('answers only for the same account, key and view version', () => {
@@ -15,6 +15,27 @@ describe('job view cache', () => {
     expect(cache.get('j', 'a', 'other', stamp(1))).toBeUndefined();
     expect(cache.get('j', 'a', 'k', stamp(2))).toBeUndefined();
     expect(cache.get('x', 'a', 'k', stamp(1))).toBeUndefined();
+  });
+
+  it('answers without a stamp only under the commit mark of the read that last found it current', () => {
+    const cache = createJobViewCache({ entries: 10, chars: 1000 });
+    cache.set('j', view('{"v":1}', { mark: 'm1' }));
+    expect(cache.unchanged('j', 'a', 'k', 'm1')?.text).toBe('{"v":1}');
+    // Anything committed since (another mark), another account or key: the stamp must be read.
+    expect(cache.unchanged('j', 'a', 'k', 'm2')).toBeUndefined();
+    expect(cache.unchanged('j', 'b', 'k', 'm1')).toBeUndefined();
+    expect(cache.unchanged('j', 'a', 'other', 'm1')).toBeUndefined();
+    // A stamp read that finds it current under a new mark moves it there, with the stamp's status and retention.
+    const expired = { status: 'expired', expires_at: 5, view_version: 1 };
+    expect(cache.get('j', 'a', 'k', expired, 'm2')).toBe('{"v":1}');
+    expect(cache.unchanged('j', 'a', 'k', 'm1')).toBeUndefined();
+    expect(cache.unchanged('j', 'a', 'k', 'm2')?.stamp).toEqual(expired);
+    // A read without a mark (the store could not tell) leaves none to answer to.
+    cache.get('j', 'a', 'k', stamp(1));
+    expect(cache.unchanged('j', 'a', 'k', 'm2')).toBeUndefined();
+    // A new version of the view replaces the old one, mark and all.
+    cache.set('j', view('{"v":2}', { stamp: stamp(2), mark: 'm3' }));
+    expect(cache.unchanged('j', 'a', 'k', 'm3')?.text).toBe('{"v":2}');
   });
 
   it('keeps the most recently used views within its entry and size bounds', () => {
@@ -34,7 +55,7 @@ describe('job view cache', () => {
   it('keeps no view larger than its size bound, and drops the older view of that job', () => {
     const cache = createJobViewCache({ entries: 10, chars: 5 });
     cache.set('j', view('abc'));
-    cache.set('j', view('abcdefgh', { view_version: 2 }));
+    cache.set('j', view('abcdefgh', { stamp: stamp(2) }));
     expect(cache.has('j')).toBe(false);
     expect(cache.size).toBe(0);
   });

@@ -4,14 +4,18 @@
 // that work; an output deleted on another instance of the same database is
 // gone from the next read; URLs are signed again when the expiry grid moves;
 // retention and accounts hold; links follow each request's origin and mount
-// prefix; and a job not finished yet is never kept. Jobs are followed by
-// polling them to their end, and a running one is held at gates (Relay).
+// prefix; and a job not finished yet is never kept. On SQLite, while nothing
+// is committed anywhere (its commit mark stays put), the stamp is not read
+// again. Jobs are followed by polling them to their end, and a running one is
+// held at gates (Relay).
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { serve } from '../adapters/node/server.ts';
 import { createLocalEngine } from '../engine/local/engine.ts';
 import { builtinNodes } from '../engine/local/nodes/index.ts';
+import { createSqliteStorage } from '../storage/sql/sqlite.ts';
 import { blake3Of, bytesOf, expectEnvelope, iso, testClock } from './helpers/assets.ts';
-import { type Harness, MODES, type Mode } from './helpers/harness.ts';
+import { type Harness, MODES, type Mode, startHarness } from './helpers/harness.ts';
 import {
   asKey,
   expectJobShape,
@@ -27,6 +31,7 @@ import {
   waitForJob,
 } from './helpers/jobs.ts';
 import { getWithHost, startPeer } from './helpers/peer-service.ts';
+import { recordingDatabase } from './helpers/recording-sqlite.ts';
 import { createRelayNode, RELAY_OUTPUT, relayWorkflow } from './helpers/relay-node.ts';
 
 let closers: Array<() => Promise<void>> = [];
@@ -297,5 +302,53 @@ describe.each(MODES)('two instances on one SQLite database (%s)', (mode: Mode) =
     const done = await waitForJob(b, job.id, 'succeeded');
     expect(done.progress).toMatchObject({ value: 1, nodes_done: 1, nodes_total: 1 });
     expect(JSON.parse((await readJob(b, job.id)).text)).toEqual(done);
+  });
+});
+
+describe.each(MODES)('a kept view on SQLite between commits (%s)', (mode: Mode) => {
+  /** A harness whose SQLite connection records every statement it runs. */
+  async function startRecorded() {
+    let ran: string[] = [];
+    const h = opened(
+      await startHarness(mode, { engine: createLocalEngine({ nodes: builtinNodes }) }, (blobs, dir) => {
+        const recording = recordingDatabase(join(dir, 'graphrun.db'));
+        ran = recording.ran;
+        return createSqliteStorage({ filename: join(dir, 'graphrun.db'), blobs, database: recording.db });
+      }),
+    );
+    /** Reads `id` and says whether that read touched the jobs table. */
+    const readCounting = async (id: string) => {
+      const from = ran.length;
+      const read = await readJob(h, id);
+      return { read, readRow: ran.slice(from).some((sql) => /\bfrom "jobs"/.test(sql)) };
+    };
+    return { h, readCounting };
+  }
+
+  it('is answered with no read of the job while nothing is committed, and read again after a commit on another instance', async () => {
+    const { h, readCounting } = await startRecorded();
+    const done = await runJob(h, saveImageWorkflow(0x13579b));
+    const kept = await readJob(h, done.id);
+    // Once what the job's end left behind is committed, nothing moves: the view answers alone.
+    await until('a read answered without reading the job', async () => !(await readCounting(done.id)).readRow, 10_000);
+    expect(await readCounting(done.id)).toEqual({ read: kept, readRow: false });
+
+    // Any commit on another connection (here a job queued on an API-only peer) has the stamp read again.
+    const peer = opened(await startPeer(h, { runJobs: false }));
+    await submitOk(peer, saveImageWorkflow(0x010203));
+    expect(await readCounting(done.id)).toEqual({ read: kept, readRow: true });
+  });
+
+  it('shows an output deleted on this same instance at the next read', async () => {
+    const { h, readCounting } = await startRecorded();
+    const done = await runJob(h, saveImageWorkflow(0x2468ac));
+    const kept = await readJob(h, done.id);
+    await until('a read answered without reading the job', async () => !(await readCounting(done.id)).readRow, 10_000);
+    const [output] = JSON.parse(kept.text).outputs;
+    expect((await h.fetch(`/api/v2/assets/${output.id}`, { method: 'DELETE' })).status).toBe(204);
+
+    const after = JSON.parse((await readJob(h, done.id)).text);
+    expect(after.outputs).toEqual([]);
+    expect({ ...after, outputs: null }).toEqual({ ...JSON.parse(kept.text), outputs: null });
   });
 });

@@ -26,21 +26,29 @@ export async function getJob(request: Request, ctx: ServiceContext, id: string):
   const jobId = id.toLowerCase();
   const key = viewKey(ctx, request);
   let stamp: JobStamp | null = null;
+  // Taken before the stamp is read: anything committed after it moves it.
+  let mark: string | undefined;
   // A view of it is kept: one small read says whether it still holds.
   if (views.has(jobId)) {
-    stamp = await ctx.metadata.getJobStamp(account.id, jobId);
+    mark = ctx.metadata.commitMark?.();
+    // Nothing committed anywhere since a read found it current: it still is, stamp and all.
+    const kept = mark === undefined ? undefined : views.unchanged(jobId, account.id, key, mark);
+    stamp = kept?.stamp ?? (await ctx.metadata.getJobStamp(account.id, jobId));
     if (!stamp || !isRetained(stamp, ctx.now())) throw notFound('No job with this id.');
-    const text = views.get(jobId, account.id, key, stamp);
+    const text = kept?.text ?? views.get(jobId, account.id, key, stamp, mark);
     if (text !== undefined) return jsonTextResponse(request, text, { headers: NO_STORE });
   }
   const job = await findOwnJob(ctx, account, id);
   if (!isTerminal(job.status as JobStatus)) return jsonResponse(request, await jobView(ctx, request, job), { headers: NO_STORE });
   // Finished: kept under a stamp read before its outputs (the one above, if read), so a change of them after it is a later version.
-  stamp ??= await ctx.metadata.getJobStamp(account.id, job.id);
+  if (stamp === null) {
+    mark = ctx.metadata.commitMark?.();
+    stamp = await ctx.metadata.getJobStamp(account.id, job.id);
+  }
   if (!stamp) throw notFound('No job with this id.');
   const outputs = await ctx.metadata.listJobAssets(account.id, job.id);
   const text = stringifyJson(await jobView(ctx, request, job, { outputs })) as string;
-  views.set(job.id, { account_id: account.id, key, view_version: stamp.view_version, text });
+  views.set(job.id, { account_id: account.id, key, stamp, text, mark });
   return jsonTextResponse(request, text, { headers: NO_STORE });
 }
 

@@ -10,21 +10,35 @@
 // from: the account, the link base and mount prefix of the request, and the
 // step of the signed-URL expiry grid (core/signing.ts), so a new step signs
 // the outputs' URLs again.
+//
+// Where the store has a commit mark (MetadataStore.commitMark: SQLite), the
+// view also keeps the mark taken before the stamp read that last found it
+// current. While the mark has not moved, nothing anywhere was committed after
+// that read, so the stamp is what it was and the read can be skipped. A
+// mark costs a fraction of the read (bench:jobs part 3).
 import type { JobStamp } from '../../storage/types.ts';
 
 export interface KeptView {
   account_id: string;
   /** Link base, mount prefix and expiry step the view was built for. */
   key: string;
-  view_version: number;
+  /** The job's stamp the view was built under. */
+  stamp: JobStamp;
   text: string;
+  /** The store's commit mark taken before the stamp read that last found the view current. */
+  mark?: string;
 }
 
 export interface JobViewCache {
   /** Whether some view of this job is kept: only then is its stamp worth reading first. */
   has(jobId: string): boolean;
-  /** The kept text for this job, account, key and stamp, or undefined. */
-  get(jobId: string, accountId: string, key: string, stamp: JobStamp): string | undefined;
+  /**
+   * The kept text for this job, account, key and stamp, or undefined. `mark`:
+   * the commit mark taken before `stamp` was read, kept with the view on a hit.
+   */
+  get(jobId: string, accountId: string, key: string, stamp: JobStamp, mark?: string): string | undefined;
+  /** The view kept for this job, account and key if it was last found current under this very commit mark. */
+  unchanged(jobId: string, accountId: string, key: string, mark: string): KeptView | undefined;
   set(jobId: string, view: KeptView): void;
   readonly size: number;
 }
@@ -39,19 +53,30 @@ export function createJobViewCache(limits: JobViewCacheLimits): JobViewCache {
   // A Map iterates in insertion order: re-inserting on a hit makes it an LRU.
   const views = new Map<string, KeptView>();
   let chars = 0;
+  const touch = (jobId: string, view: KeptView) => {
+    views.delete(jobId);
+    views.set(jobId, view);
+    return view;
+  };
   const drop = (jobId: string, view: KeptView) => {
     views.delete(jobId);
     chars -= view.text.length;
   };
   return {
     has: (jobId) => views.has(jobId),
-    get(jobId, accountId, key, stamp) {
+    get(jobId, accountId, key, stamp, mark) {
       const view = views.get(jobId);
       // Another version, account or key: it is built again and replaces this one.
-      if (view === undefined || view.account_id !== accountId || view.view_version !== stamp.view_version || view.key !== key) return undefined;
-      views.delete(jobId);
-      views.set(jobId, view);
-      return view.text;
+      if (view === undefined || view.account_id !== accountId || view.stamp.view_version !== stamp.view_version || view.key !== key) return undefined;
+      // Status and retention may have moved without the outputs (expired): the view keeps the latest.
+      view.stamp = stamp;
+      view.mark = mark;
+      return touch(jobId, view).text;
+    },
+    unchanged(jobId, accountId, key, mark) {
+      const view = views.get(jobId);
+      if (view === undefined || view.mark !== mark || view.account_id !== accountId || view.key !== key) return undefined;
+      return touch(jobId, view);
     },
     set(jobId, view) {
       const old = views.get(jobId);

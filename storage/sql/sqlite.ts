@@ -57,6 +57,7 @@ export async function createSqliteStorage(opts: SqliteStorageOptions): Promise<S
   const store = createSqlMetadataStore(db, (sql, parameters) => dialect.readNow(sql, parameters));
   const metadata: typeof store = {
     ...store,
+    commitMark: () => dialect.commitMark(),
     ...(open && {
       async claimRunner() {
         releaseRunner ??= await claimRunnerLock(opts.filename, open);
