@@ -1,7 +1,7 @@
 // v2 authentication: `Authorization: Bearer <key>`. Open by default (self-hosted);
 // a static token or account API keys (looked up by SHA-256 hash) make it required.
 // Every request resolves to an account, which owns everything it creates.
-import type { AccountRecord, AccountStore } from '../storage/types.ts';
+import type { AccountRecord, AccountStore, MetadataStore } from '../storage/types.ts';
 import { ApiError } from './errors.ts';
 import { apiKeyHash, sha256Hex } from './hash.ts';
 import type { AccountOption } from './types.ts';
@@ -27,8 +27,11 @@ export function bearerToken(request: Request): string | null {
   return m ? m[1] : '';
 }
 
+/** Key digests whose account (or absence) is kept for reuse under the store's commit mark. */
+const KEPT_KEYS = 1_000;
+
 export async function createAuthenticator(
-  metadata: AccountStore,
+  metadata: AccountStore & Pick<MetadataStore, 'commitMark'>,
   opts: { token?: string; accounts?: AccountOption[]; now: () => number },
 ): Promise<Authenticator> {
   const local = await metadata.upsertAccount({ id: LOCAL_ACCOUNT });
@@ -45,10 +48,29 @@ export async function createAuthenticator(
   const required = tokenDigest !== null || (opts.accounts?.length ?? 0) > 0;
   const unauthorized = (message: string) => new ApiError('unauthorized', message, undefined, { 'WWW-Authenticate': 'Bearer realm="graphrun"' });
 
+  // What a key's lookup found, with the store's commit mark taken before it:
+  // while the mark stays put nothing was committed anywhere since (no key,
+  // account or tier changed), so the lookup would find the same. Where the
+  // store has no mark, every request looks its key up.
+  const kept = new Map<string, { account: AccountRecord | null; mark: string }>();
+  async function lookUp(digest: string): Promise<AccountRecord | null> {
+    const mark = metadata.commitMark?.();
+    const hit = kept.get(digest);
+    if (hit !== undefined && mark !== undefined && hit.mark === mark) return hit.account;
+    const account = await metadata.findAccountByKeyHash(`sha256:${digest}`);
+    if (mark !== undefined) {
+      kept.delete(digest);
+      // Bounded, oldest first: keys made up by a caller cost a lookup each, not memory.
+      if (kept.size >= KEPT_KEYS) kept.delete(kept.keys().next().value!);
+      kept.set(digest, { account, mark });
+    }
+    return account;
+  }
+
   async function byKey(presented: string): Promise<AccountRecord> {
     const digest = await sha256Hex(presented);
     if (digest === tokenDigest) return local;
-    const account = await metadata.findAccountByKeyHash(`sha256:${digest}`);
+    const account = await lookUp(digest);
     if (account) return account;
     if (required) throw unauthorized('The API key is not valid.');
     // Open deployments ignore keys they do not know, as clients often send one anyway.
