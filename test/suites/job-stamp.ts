@@ -2,7 +2,8 @@
 // kept view of a finished job is still its view (core/jobs/view-cache.ts).
 // Every change of a job's outputs must bump its view version, whichever
 // store method makes it: a commit (fenced by the run's lease or not), a
-// deletion by the owner, the sweep of expired assets, a blocked blob.
+// deletion by the owner, the sweep of expired assets, a blocked blob. And
+// the store's commit mark, where it has one, moves with its writes.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { MetadataStore } from '../../storage/types.ts';
 import { blob, type MakeStore, newAsset, newJob, T0 } from './store-fixtures.ts';
@@ -83,6 +84,23 @@ export function jobStampSuite(make: MakeStore<MetadataStore>): void {
       expect(await store.blockBlob('b3', 'test', T0)).toEqual(['o3']);
       expect(await version()).toBeGreaterThan(last);
       expect((await store.listJobAssets('acc1', 'j')).map((a) => a.id)).toEqual(['o4']);
+    });
+
+    // Where the store has a commit mark (SQLite), a kept view trusts it in place of this read.
+    it('a commit mark, where the store has one, stays put without a commit and moves with each of its writes', async () => {
+      const mark = () => store.commitMark?.();
+      if (store.commitMark === undefined) return;
+      await store.createJob(newJob('j'));
+      const m0 = mark();
+      expect(m0).toEqual(expect.any(String));
+      await store.getJobStamp('acc1', 'j');
+      await store.getJob('acc1', 'j');
+      expect(mark()).toBe(m0);
+      await store.commitAsset(blob('b1'), newAsset('o1', 'b1', { job_id: 'j' }));
+      const m1 = mark();
+      expect(m1).not.toBe(m0);
+      expect(await store.transitionJob('j', 'queued', 'canceled', { completed_at: T0 + 1 })).toBe(true);
+      expect([m0, m1]).not.toContain(mark());
     });
   });
 }
