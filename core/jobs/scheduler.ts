@@ -26,7 +26,8 @@
 // where each had its own (bench:jobs part 1). When the last pass found nothing
 // queued (and nothing may have been queued since), there are no such claims:
 // the end is written at once instead of waiting for the next pass to begin,
-// which would only delay the job's end. A claim that comes back empty
+// which would only delay the job's end, and no pass follows it (it would find
+// the queue as empty). A claim that comes back empty
 // drops its account for the pass and does not count as a turn served. Over a
 // pool (PostgreSQL) writes may overtake each other: a pass claims one job at a
 // time and a slot is held until the run settles.
@@ -254,9 +255,12 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
             reject(err);
           }
         };
-        // No claim to go behind (nothing was queued when last looked): the end waits for no pass.
-        if (queueEmpty) start();
-        else ends.push(start);
+        // Nothing was queued when last looked (and nothing may have been queued since): there is
+        // no claim to go behind and nothing for the slot to go to, so the end is written at once
+        // and kicks no pass. An end through here is terminal; a run put back in the queue (at
+        // shutdown) is written after close, straight.
+        if (queueEmpty) return start();
+        ends.push(start);
         kick();
       });
     };

@@ -242,7 +242,7 @@ describe('ending, over a store that writes in call order', () => {
     await scheduler.close();
   });
 
-  it('with nothing queued when last looked, an end is written at once, not at the next pass; a submission that queues, or a kick from outside, brings the wait back', async () => {
+  it('with nothing queued when last looked, an end is written at once and kicks no pass; a submission that queues, or a kick from outside, brings the wait back', async () => {
     const counted = await countingPasses('pro');
     const t = traced(counted.store);
     const h = harness(t.store);
@@ -259,8 +259,13 @@ describe('ending, over a store that writes in call order', () => {
       return { written: t.calls.includes(`end ${id}`), passes: counted.passes - before };
     };
     expect(await ended('a-1')).toEqual({ written: true, passes: 0 });
-    // The pass that end kicked finds nothing either; then something may have queued a job.
+    // Nor does one follow it: it would find the queue as empty.
+    const before = counted.passes;
     for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+    await vi.waitFor(async () => expect(await statusOf(counted.memory, 'a-1')).toBe('succeeded'));
+    for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(counted.passes).toBe(before);
+    // Then something may have queued a job.
     h.scheduler.kick();
     expect(await ended('a-2')).toEqual({ written: false, passes: 0 });
     await vi.waitFor(() => expect(t.calls).toContain('end a-2'));
