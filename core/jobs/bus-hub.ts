@@ -191,8 +191,9 @@ export function createBusHub(local: JobHub, bus: EventBus, opts: BusHubOptions):
     },
     // Listeners on other instances cannot be counted from here.
     hasAccountListeners: () => true,
-    announce(job, status, error) {
-      local.announce(job, status, error);
+    announce(job, status, error, row) {
+      // The row goes to this instance's streams only: the bus carries no rows, so the others read it.
+      local.announce(job, status, error, row);
       // A preview still held back must not arrive after the status that ends or restarts the run.
       stopPreviews(job.id);
       outbox.push(jobChannel(job.id), { type: 'status' });

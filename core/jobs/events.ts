@@ -110,9 +110,17 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
       sse.send({ event: 'output', data: await outputView(ctx, request, asset) });
     }
   }
-  /** Sends `status` when the status or queue position changed (always when `force`); ends after a terminal one. */
-  async function status(force: boolean) {
-    const row = fresh ?? (await ctx.metadata.getJob(account.id, job.id));
+  /**
+   * Sends `status` when the status or queue position changed (always when
+   * `force`); ends after a terminal one. `written`: the row as the change
+   * being told wrote it (a status event of this instance). A terminal one is
+   * shown as it is, with no read: no later change of status can follow it,
+   * so a read would show the same status. Any other may already be behind what this
+   * stream showed (an event is told after its write), so the row is read.
+   */
+  async function status(force: boolean, written?: JobSummary) {
+    const final = written && isTerminal(written.status as JobStatus) ? written : undefined;
+    const row = final ?? fresh ?? (await ctx.metadata.getJob(account.id, job.id));
     fresh = undefined;
     if (!row || !isRetained(row, ctx.now())) return finish();
     const position = row.status === 'queued' ? await ctx.metadata.countQueuedBefore(row) : null;
@@ -143,7 +151,7 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
   const listener: HubListener = (event) => {
     switch (event.type) {
       case 'status':
-        return enqueue(() => status(false));
+        return enqueue(() => status(false, event.row));
       case 'progress':
         return enqueue(() => sendProgress(event.progress));
       case 'preview':

@@ -5,10 +5,11 @@
 // Where instances share a storage with an event bus, bus-hub.ts wraps this
 // hub so that the same events reach the other instances' listeners.
 import type { EngineEvent } from '../../engine/types.ts';
-import type { AssetRecord } from '../../storage/types.ts';
+import type { AssetRecord, JobSummary } from '../../storage/types.ts';
 
 export type HubEvent =
-  | { type: 'status' }
+  /** The job's status changed; `row` is the job as that change wrote it, when the writer had it at hand. */
+  | { type: 'status'; row?: JobSummary }
   | { type: 'progress'; progress: Record<string, unknown> }
   | { type: 'preview'; preview: PreviewPayload }
   /** The stored record: each stream renders it with its own links. */
@@ -62,8 +63,12 @@ export interface JobHub {
   publishAccount(accountId: string, event: AccountEvent): void;
   /** Whether anyone listens to the account's channel (to skip building events nobody reads). */
   hasAccountListeners(accountId: string): boolean;
-  /** A job's status changed: tells its SSE streams (which re-read the row) and its account's channel. */
-  announce(job: { id: string; account_id: string }, status: string, error?: Record<string, unknown> | null): void;
+  /**
+   * A job's status changed: tells its SSE streams and its account's channel.
+   * `row`, the job as the change wrote it, spares the streams of this
+   * instance a read of it; without one they read the row.
+   */
+  announce(job: { id: string; account_id: string }, status: string, error?: Record<string, unknown> | null, row?: JobSummary): void;
   /**
    * How many job events (publish, announce) this instance's listeners have
    * been handed so far, any job's, those from other instances included. A
@@ -122,9 +127,9 @@ export function createJobHub(onListenerError: (err: unknown) => void = () => {})
     },
     publishAccount: (accountId, event) => deliver(accounts.get(accountId), event),
     hasAccountListeners: (accountId) => accounts.has(accountId),
-    announce(job, status, error) {
+    announce(job, status, error, row) {
       delivered++;
-      deliver(listeners.get(job.id), { type: 'status' } as HubEvent);
+      deliver(listeners.get(job.id), (row ? { type: 'status', row } : { type: 'status' }) as HubEvent);
       deliver(accounts.get(job.account_id), { type: 'lifecycle', job_id: job.id, status, error } as AccountEvent);
     },
     latestPreview: (jobId) => previews.get(jobId),

@@ -39,7 +39,7 @@ async function settleAll(ctx: ServiceBase, policy: 'rerun' | 'fail', list: () =>
   }
 }
 
-function settle(ctx: ServiceBase, job: JobSummary, policy: 'rerun' | 'fail', expiredOnly: boolean): Promise<boolean> {
+function settle(ctx: ServiceBase, job: JobSummary, policy: 'rerun' | 'fail', expiredOnly: boolean): Promise<JobSummary | null> {
   const now = ctx.now();
   // The lease as it was read: a renewal or another runner's move since then makes the write miss.
   const guard = expiredOnly ? { lease_expired_before: now, ...(job.lease && { lease_token: job.lease.token }) } : {};

@@ -103,8 +103,8 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary, ending?: En
   const log = (message: string, job: JobSummary, err: unknown) => ctx.logger.error(message, { job_id: job.id, error: errorText(err) });
 
   /**
-   * Ends the row; returns the status it ended in (null when another writer
-   * moved it first). Every end of a run carries `ran`, outputs_reused
+   * Ends the row; returns the status it ended in and the row as written (null
+   * when another writer moved it first). Every end of a run carries `ran`, outputs_reused
    * included: the last progress save may not have landed (throttled, canceled).
    */
   async function settle(
@@ -113,7 +113,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary, ending?: En
     tracker: ProgressTracker,
     ran: RunRecord,
     ending: Ending,
-  ): Promise<{ status: string; error: Record<string, unknown> | null } | null> {
+  ): Promise<{ status: string; error: Record<string, unknown> | null; row: JobSummary } | null> {
     if (outcome.kind === 'lost') {
       ctx.logger.warn('job lease lost: the run ended without writing; another runner holds the job now', { job_id: job.id });
       return null;
@@ -168,7 +168,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary, ending?: En
         deps.stopping,
         (err) => log('terminal job write failed; retrying', job, err),
       );
-      if (moved) return { status: to, error: (patch.error as Record<string, unknown> | undefined) ?? null };
+      if (moved) return { status: to, error: (patch.error as Record<string, unknown> | undefined) ?? null, row: moved };
     }
     ctx.logger.warn('job row moved by another writer before the run ended', { job_id: job.id, outcome: outcome.kind });
     return null;
@@ -322,7 +322,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary, ending?: En
       active.delete(job.id);
       published.delete(job.id);
       extraData.delete(job.id);
-      hub.announce(job, ended?.status ?? 'unknown', ended?.error ?? null);
+      hub.announce(job, ended?.status ?? 'unknown', ended?.error ?? null, ended?.row);
       hub.forget(job.id);
     }
   };

@@ -121,10 +121,11 @@ export interface SchedulerOptions {
  * store that commits writes queued together (SQLite) commits them as one;
  * at once when nothing was queued when last looked.
  * Otherwise, and once the scheduler is closed, `write` starts at once and
- * the slot is held until the run settles. `write` resolves to whether it
- * moved the row out of `running` (its slot in the store's count is free).
+ * the slot is held until the run settles. `write` resolves to what it
+ * wrote when it moved the row out of `running` (its slot in the store's
+ * count is free), to a falsy value when it did not.
  */
-export type Ending = (write: () => Promise<boolean>) => Promise<boolean>;
+export type Ending = <T>(write: () => Promise<T>) => Promise<T>;
 
 export interface Scheduler {
   /** Throws 402 `insufficient_credits` when the account may not queue a job now. */

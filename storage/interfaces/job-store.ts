@@ -270,9 +270,11 @@ export interface JobStore {
   listJobWorkflows(accountId: string, ids: readonly string[]): Promise<JobWorkflow[]>;
   /**
    * Moves the job from `from` to `to` only if it is still in `from`, applying
-   * the patch in the same statement; false when another writer moved it first.
+   * the patch in the same statement. Resolves to the job as the move left it
+   * (the row the statement wrote, so a caller can show it without reading it
+   * again); null when another writer moved it first, or the guard failed.
    */
-  transitionJob(id: string, from: string, to: string, patch?: JobPatch, guard?: JobGuard): Promise<boolean>;
+  transitionJob(id: string, from: string, to: string, patch?: JobPatch, guard?: JobGuard): Promise<JobSummary | null>;
   /**
    * Stores a progress snapshot, and `outputs_reused` when given, unless the
    * job has left `running`/`canceling` (or, with `leaseToken`, its lease has

@@ -126,10 +126,10 @@ export function createMemoryJobStore(
 
     async transitionJob(id, from, to, patch = {}, guard = {}) {
       const job = jobs.get(id);
-      if (!job || job.status !== from) return false;
-      if (guard.lease_token !== undefined && (tokens.get(id) ?? 0) !== guard.lease_token) return false;
+      if (!job || job.status !== from) return null;
+      if (guard.lease_token !== undefined && (tokens.get(id) ?? 0) !== guard.lease_token) return null;
       const before = guard.lease_expired_before;
-      if (before !== undefined && job.lease !== null && job.lease.expires_at >= before) return false;
+      if (before !== undefined && job.lease !== null && job.lease.expires_at >= before) return null;
       const { add_attempts, lease, ...fields } = structuredClone(patch);
       // Only keys present in the patch change; an explicit null clears.
       for (const [k, v] of Object.entries(fields)) if (v !== undefined) Object.assign(job, { [k]: v });
@@ -139,7 +139,7 @@ export function createMemoryJobStore(
         nextToken(id);
       }
       setStatus(job, to);
-      return true;
+      return copy(job);
     },
     async saveProgress(id, progress, outputsReused, leaseToken) {
       const job = jobs.get(id);

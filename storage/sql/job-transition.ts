@@ -5,10 +5,10 @@
 // patch sets, which guards it checks) is compiled once (query-template.ts).
 import { type Kysely, sql, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import { stringifyJson } from '../../lib/json.ts';
-import type { JobStore } from '../types.ts';
+import type { JobStore, JobSummary } from '../types.ts';
 import { type Executor, statementTemplate, templateFamily } from './query-template.ts';
 import { type QueueCounts, queueDelta } from './queue-counts.ts';
-import { idsToText } from './rows.ts';
+import { idsToText, JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
 import type { Database } from './schema.ts';
 import { insertWebhookDeliveries } from './webhook-outbox-store.ts';
 
@@ -18,7 +18,7 @@ const PROGRESS_STATUSES = ['running', 'canceling'];
 const json = (v: Record<string, unknown> | null) => (v === null ? null : stringifyJson(v));
 
 type Update = UpdateQueryBuilder<Database, 'jobs', 'jobs', UpdateResult>;
-type Move = (executor: Executor, values: unknown[]) => Promise<string | null>;
+type Move = (executor: Executor, values: unknown[]) => Promise<JobSummary | null>;
 
 export function createSqlJobTransitions(db: Kysely<Database>, counts: QueueCounts): Pick<JobStore, 'transitionJob' | 'saveProgress'> {
   /**
@@ -48,9 +48,13 @@ export function createSqlJobTransitions(db: Kysely<Database>, counts: QueueCount
         const at = values[i++] as number;
         query = query.where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', at)]));
       }
-      return query.returning('account_id');
+      // The row as moved: its status stream shows it without a read of its own (core/jobs/events.ts).
+      return query.returning(JOB_SUMMARY_COLUMNS);
     });
-    return async (executor, values) => (await run(executor, ...values)).rows[0]?.account_id ?? null;
+    return async (executor, values) => {
+      const [row] = (await run(executor, ...values)).rows;
+      return row ? toJobSummary(row) : null;
+    };
   });
 
   const progressShapes = templateFamily((shape) =>
@@ -97,14 +101,14 @@ export function createSqlJobTransitions(db: Kysely<Database>, counts: QueueCount
       const delta = queueDelta(from, to);
       if (delta !== 0 || (outbox !== undefined && outbox.length > 0)) {
         return db.transaction().execute(async (tx) => {
-          const accountId = await move(tx, values);
-          if (accountId === null) return false;
-          await counts.adjust(tx, accountId, delta);
+          const moved = await move(tx, values);
+          if (moved === null) return null;
+          await counts.adjust(tx, moved.account_id, delta);
           if (outbox !== undefined && outbox.length > 0) await insertWebhookDeliveries(tx, outbox);
-          return true;
+          return moved;
         });
       }
-      return (await move(db, values)) !== null;
+      return move(db, values);
     },
 
     async saveProgress(id, progress, outputsReused, leaseToken) {

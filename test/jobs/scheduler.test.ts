@@ -110,7 +110,10 @@ describe('scheduler: limits per tier', () => {
     await account(h.store, 'a', 'creator');
     const [other] = await h.submit('a');
     // Another instance started this one.
-    expect(await h.store.transitionJob(other, 'queued', 'running', { started_at: 1, add_attempts: 1 })).toBe(true);
+    expect(await h.store.transitionJob(other, 'queued', 'running', { started_at: 1, add_attempts: 1 })).toMatchObject({
+      id: other,
+      status: 'running',
+    });
     const [canceling] = await h.submit('a');
     await h.store.transitionJob(canceling, 'queued', 'running', {});
     await h.store.transitionJob(canceling, 'running', 'canceling', {});

@@ -53,9 +53,9 @@ export function jobQueueCountSuite(make: MakeStore<JobStore>): void {
       });
 
       // Canceled while queued; a move from a status the job is not in changes nothing.
-      expect(await store.transitionJob('b1', 'queued', 'canceled', { completed_at: T0 })).toBe(true);
-      expect(await store.transitionJob('b1', 'queued', 'canceled', { completed_at: T0 })).toBe(false);
-      expect(await store.transitionJob('a2', 'running', 'queued')).toBe(false);
+      expect(await store.transitionJob('b1', 'queued', 'canceled', { completed_at: T0 })).toMatchObject({ id: 'b1', status: 'canceled' });
+      expect(await store.transitionJob('b1', 'queued', 'canceled', { completed_at: T0 })).toBeNull();
+      expect(await store.transitionJob('a2', 'running', 'queued')).toBeNull();
       expect(await counts()).toEqual({
         all: 3,
         a: 2,
@@ -67,7 +67,7 @@ export function jobQueueCountSuite(make: MakeStore<JobStore>): void {
       });
 
       // Taken back from its runner: queued again, the oldest of its account once more.
-      expect(await store.transitionJob('a1', 'running', 'queued', { lease: null })).toBe(true);
+      expect(await store.transitionJob('a1', 'running', 'queued', { lease: null })).toMatchObject({ id: 'a1', status: 'queued' });
       expect(await counts()).toEqual({
         all: 4,
         a: 3,
@@ -79,9 +79,9 @@ export function jobQueueCountSuite(make: MakeStore<JobStore>): void {
       });
 
       // An account whose queue empties leaves the list.
-      expect(await store.transitionJob('b2', 'queued', 'failed', { completed_at: T0 })).toBe(true);
+      expect(await store.transitionJob('b2', 'queued', 'failed', { completed_at: T0 })).toMatchObject({ id: 'b2', status: 'failed' });
       expect((await store.claimJob(claim('acc1')))?.id).toBe('a1');
-      expect(await store.transitionJob('a3', 'queued', 'canceled', { completed_at: T0 })).toBe(true);
+      expect(await store.transitionJob('a3', 'queued', 'canceled', { completed_at: T0 })).toMatchObject({ id: 'a3', status: 'canceled' });
       expect(await counts()).toEqual({ all: 1, a: 1, b: 0, accounts: [['acc1', a2.seq]] });
     });
 

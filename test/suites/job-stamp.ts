@@ -23,7 +23,7 @@ export function jobStampSuite(make: MakeStore<MetadataStore>): void {
       expect(await store.getJobStamp('acc1', 'j')).toEqual({ status: 'queued', expires_at: T0 + 86_400_000, view_version: expect.any(Number) });
       expect(await store.getJobStamp('acc2', 'j')).toBeNull();
       expect(await store.getJobStamp('acc1', 'missing')).toBeNull();
-      expect(await store.transitionJob('j', 'queued', 'canceled', { completed_at: T0 + 1 })).toBe(true);
+      expect(await store.transitionJob('j', 'queued', 'canceled', { completed_at: T0 + 1 })).toMatchObject({ id: 'j', status: 'canceled' });
       expect(await store.getJobStamp('acc1', 'j')).toMatchObject({ status: 'canceled' });
     });
 
@@ -99,7 +99,7 @@ export function jobStampSuite(make: MakeStore<MetadataStore>): void {
       await store.commitAsset(blob('b1'), newAsset('o1', 'b1', { job_id: 'j' }));
       const m1 = mark();
       expect(m1).not.toBe(m0);
-      expect(await store.transitionJob('j', 'queued', 'canceled', { completed_at: T0 + 1 })).toBe(true);
+      expect(await store.transitionJob('j', 'queued', 'canceled', { completed_at: T0 + 1 })).toMatchObject({ id: 'j', status: 'canceled' });
       expect([m0, m1]).not.toContain(mark());
     });
   });

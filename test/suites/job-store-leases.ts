@@ -81,18 +81,24 @@ export function jobLeaseCases(getStore: () => JobStoreWithOutputs): void {
     expect((await store.getJobById('j'))?.progress).toBeNull();
     await store.saveProgress('j', { step: 1 }, undefined, token);
     expect((await store.getJobById('j'))?.progress).toEqual({ step: 1 });
-    expect(await store.transitionJob('j', 'running', 'succeeded', {}, { lease_token: token + 1 })).toBe(false);
+    expect(await store.transitionJob('j', 'running', 'succeeded', {}, { lease_token: token + 1 })).toBeNull();
     // Taken back (released): the old holder can no longer write, even before anyone claims it again.
-    expect(await store.transitionJob('j', 'running', 'queued', { started_at: null, lease: null }, { lease_token: token })).toBe(true);
+    expect(await store.transitionJob('j', 'running', 'queued', { started_at: null, lease: null }, { lease_token: token })).toMatchObject({
+      id: 'j',
+      status: 'queued',
+    });
     expect(await store.getJobById('j')).toMatchObject({ status: 'queued', lease: null, started_at: null });
     await store.saveProgress('j', { step: 2 }, undefined, token);
     const again = (await store.claimJob(claim({ owner: 'runner-b' })))!;
     expect(again.lease!.token).toBeGreaterThan(token + 1);
     expect(again.attempts).toBe(2);
-    expect(await store.transitionJob('j', 'running', 'succeeded', {}, { lease_token: token })).toBe(false);
+    expect(await store.transitionJob('j', 'running', 'succeeded', {}, { lease_token: token })).toBeNull();
     await store.saveProgress('j', { step: 3 }, undefined, token);
     expect((await store.getJobById('j'))?.progress).toEqual({ step: 1 });
-    expect(await store.transitionJob('j', 'running', 'succeeded', { completed_at: T0 + 5 }, { lease_token: again.lease!.token })).toBe(true);
+    expect(await store.transitionJob('j', 'running', 'succeeded', { completed_at: T0 + 5 }, { lease_token: again.lease!.token })).toMatchObject({
+      id: 'j',
+      status: 'succeeded',
+    });
   });
 
   it("renewLease extends the holder's lease and says the status; null once the lease is gone", async () => {
@@ -122,8 +128,11 @@ export function jobLeaseCases(getStore: () => JobStoreWithOutputs): void {
     // Renewed in the meantime: no longer expired, so it is not taken.
     await store.renewLease('old', old.lease!.token, now + LEASE);
     const guard = { lease_token: old.lease!.token, lease_expired_before: now };
-    expect(await store.transitionJob('old', 'running', 'queued', { lease: null }, guard)).toBe(false);
-    expect(await store.transitionJob('bare', 'running', 'queued', { lease: null }, { lease_expired_before: now })).toBe(true);
+    expect(await store.transitionJob('old', 'running', 'queued', { lease: null }, guard)).toBeNull();
+    expect(await store.transitionJob('bare', 'running', 'queued', { lease: null }, { lease_expired_before: now })).toMatchObject({
+      id: 'bare',
+      status: 'queued',
+    });
     expect((await store.listExpiredLeases(now, 10)).map((j) => j.id)).toEqual([]);
     expect((await store.listExpiredLeases(now + 2 * LEASE, 10)).map((j) => j.id)).toEqual(['old', 'live']);
   });

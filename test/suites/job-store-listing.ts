@@ -46,7 +46,7 @@ export function jobListingCases(getStore: () => JobStoreWithOutputs): void {
       let from = 'queued';
       for (const to of path[status]!) {
         const patch = to === 'running' ? { started_at: started ?? T0 + 1 } : to === 'canceling' ? {} : { completed_at: completed ?? T0 + 2 };
-        expect(await store.transitionJob(id, from, to, patch)).toBe(true);
+        expect(await store.transitionJob(id, from, to, patch)).toMatchObject({ id: id, status: to });
         from = to;
       }
     }

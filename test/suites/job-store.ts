@@ -209,9 +209,12 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
 
     it('transitionJob moves only from the expected status and applies the patch', async () => {
       await store.createJob(job('j1'));
-      expect(await store.transitionJob('j1', 'running', 'succeeded', { completed_at: T0 })).toBe(false);
+      expect(await store.transitionJob('j1', 'running', 'succeeded', { completed_at: T0 })).toBeNull();
       expect(await store.getJobById('j1')).toMatchObject({ status: 'queued', completed_at: null });
-      expect(await store.transitionJob('j1', 'queued', 'running', { started_at: T0 + 1, progress: { p: 1 } })).toBe(true);
+      expect(await store.transitionJob('j1', 'queued', 'running', { started_at: T0 + 1, progress: { p: 1 } })).toMatchObject({
+        id: 'j1',
+        status: 'running',
+      });
       expect(await store.getJobById('j1')).toMatchObject({
         status: 'running',
         started_at: T0 + 1,
@@ -220,10 +223,45 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
         error: null,
       });
       // Absent keys stay as they are; an explicit null clears.
-      expect(await store.transitionJob('j1', 'running', 'succeeded', { completed_at: T0 + 2, progress: null })).toBe(true);
+      expect(await store.transitionJob('j1', 'running', 'succeeded', { completed_at: T0 + 2, progress: null })).toMatchObject({
+        id: 'j1',
+        status: 'succeeded',
+      });
       expect(await store.getJobById('j1')).toMatchObject({ status: 'succeeded', started_at: T0 + 1, completed_at: T0 + 2, progress: null });
-      expect(await store.transitionJob('j1', 'running', 'failed')).toBe(false);
-      expect(await store.transitionJob('missing', 'queued', 'running')).toBe(false);
+      expect(await store.transitionJob('j1', 'running', 'failed')).toBeNull();
+      expect(await store.transitionJob('missing', 'queued', 'running')).toBeNull();
+    });
+
+    it('transitionJob resolves to the job as the move left it: what a read gives right after', async () => {
+      await store.createJob(job('j1', { metadata: { tag: 'x' }, priority: 2 }));
+      await store.createJob(job('j2'));
+      // Out of the queue (a move that also counts the queue), then out of running with a patch of every kind.
+      const started = await store.transitionJob('j1', 'queued', 'running', { started_at: T0 + 1, add_attempts: 1 });
+      expect(started).toMatchObject({ id: 'j1', status: 'running', started_at: T0 + 1, attempts: 1, metadata: { tag: 'x' }, priority: 2 });
+      expect(started).toEqual(await store.getJobById('j1'));
+      const patch = {
+        completed_at: T0 + 2,
+        progress: { value: 1, max: 1 },
+        error: { message: 'boom', code: 'execution_error' },
+        outputs_reused: true,
+        cached_nodes: ['3'],
+        temp_asset_ids: ['t1'],
+        lease: null,
+      };
+      const ended = await store.transitionJob('j1', 'running', 'failed', patch);
+      expect(ended).toMatchObject({
+        id: 'j1',
+        status: 'failed',
+        completed_at: T0 + 2,
+        error: patch.error,
+        outputs_reused: true,
+        cached_nodes: ['3'],
+        lease: null,
+      });
+      expect(ended).toEqual(await store.getJobById('j1'));
+      const canceled = await store.transitionJob('j2', 'queued', 'canceled', { completed_at: T0 + 3 });
+      expect(canceled).toEqual(await store.getJobById('j2'));
+      expect(canceled).toMatchObject({ status: 'canceled', completed_at: T0 + 3 });
     });
 
     it('of concurrent transitions from the same status exactly one wins', async () => {
@@ -232,7 +270,7 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
         Array.from({ length: 8 }, (_, i) => store.transitionJob('j1', 'queued', 'running', { started_at: T0 + i, add_attempts: 1 })),
       );
       expect(starts.filter(Boolean)).toHaveLength(1);
-      const winner = starts.indexOf(true);
+      const winner = starts.findIndex(Boolean);
       expect(await store.getJobById('j1')).toMatchObject({ status: 'running', started_at: T0 + winner, attempts: 1 });
       const ends = await Promise.all([
         store.transitionJob('j1', 'running', 'succeeded', { completed_at: T0 + 10 }),
@@ -241,7 +279,7 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
       ]);
       expect(ends.filter(Boolean)).toHaveLength(1);
       const after = await store.getJobById('j1');
-      expect(after!.status).toBe(['succeeded', 'canceling', 'failed'][ends.indexOf(true)]);
+      expect(after!.status).toBe(['succeeded', 'canceling', 'failed'][ends.findIndex(Boolean)]);
       expect(after!.error).toEqual(ends[2] ? { message: 'x' } : null); // a loser's patch left no trace
     });
 
@@ -253,7 +291,7 @@ export function jobStoreSuite(make: MakeStore<JobStoreWithOutputs>): void {
       expect((await store.getJobById('j1'))!.attempts).toBe(3);
       await store.transitionJob('j1', 'running', 'succeeded');
       expect((await store.getJobById('j1'))!.attempts).toBe(3);
-      expect(await store.transitionJob('j1', 'running', 'failed', { add_attempts: 5 })).toBe(false);
+      expect(await store.transitionJob('j1', 'running', 'failed', { add_attempts: 5 })).toBeNull();
       expect((await store.getJobById('j1'))!.attempts).toBe(3);
     });
 

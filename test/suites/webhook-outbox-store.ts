@@ -204,12 +204,15 @@ export function webhookOutboxStoreSuite(make: MakeStore<MetadataStore>): void {
       await store.createJob(newJob('j1'));
       await store.transitionJob('j1', 'queued', 'running', { started_at: T0 });
       const rows = [delivery('d1', { subject: 'j1' }), delivery('d2', { subject: 'j1', endpoint: 'https://b.example.com/' })];
-      expect(await store.transitionJob('j1', 'queued', 'canceled', { completed_at: T0, outbox: [delivery('lost', { subject: 'j1' })] })).toBe(false);
-      expect(await store.transitionJob('j1', 'running', 'succeeded', { completed_at: T0 + 1, outbox: rows })).toBe(true);
+      expect(await store.transitionJob('j1', 'queued', 'canceled', { completed_at: T0, outbox: [delivery('lost', { subject: 'j1' })] })).toBeNull();
+      expect(await store.transitionJob('j1', 'running', 'succeeded', { completed_at: T0 + 1, outbox: rows })).toMatchObject({
+        id: 'j1',
+        status: 'succeeded',
+      });
       expect(await store.getJobById('j1')).toMatchObject({ status: 'succeeded', completed_at: T0 + 1 });
       expect(ids(await store.listWebhookDeliveries({ subject: 'j1', limit: 10 }))).toEqual(['d1', 'd2']);
       // An empty list is no deliveries, and the move still happens.
-      expect(await store.transitionJob('j1', 'succeeded', 'expired', { outbox: [] })).toBe(true);
+      expect(await store.transitionJob('j1', 'succeeded', 'expired', { outbox: [] })).toMatchObject({ id: 'j1', status: 'expired' });
       expect(ids(await store.listWebhookDeliveries({ subject: 'j1', limit: 10 }))).toEqual(['d1', 'd2']);
     });
 
@@ -221,7 +224,7 @@ export function webhookOutboxStoreSuite(make: MakeStore<MetadataStore>): void {
         ),
       );
       expect(moves.filter(Boolean)).toHaveLength(1);
-      expect(ids(await store.listWebhookDeliveries({ subject: 'j2', limit: 10 }))).toEqual([`race-${'abc'[moves.indexOf(true)]}`]);
+      expect(ids(await store.listWebhookDeliveries({ subject: 'j2', limit: 10 }))).toEqual([`race-${'abc'[moves.findIndex(Boolean)]}`]);
     });
 
     it("a video task's change writes its callback with it, and none when the change loses", async () => {
