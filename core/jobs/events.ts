@@ -115,8 +115,8 @@ export async function jobEvents(request: Request, ctx: ServiceContext, id: strin
    * `force`); ends after a terminal one. `written`: the row as the change
    * being told wrote it (a status event of this instance). A terminal one is
    * shown as it is, with no read: no later change of status can follow it,
-   * so a read would show the same status. Any other may already be behind what this
-   * stream showed (an event is told after its write), so the row is read.
+   * so a read would show the same status. Any other may already be behind
+   * what this stream showed (an event is told after its write): it is read.
    */
   async function status(force: boolean, written?: JobSummary) {
     const final = written && isTerminal(written.status as JobStatus) ? written : undefined;

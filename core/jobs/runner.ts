@@ -103,17 +103,12 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary, ending?: En
   const log = (message: string, job: JobSummary, err: unknown) => ctx.logger.error(message, { job_id: job.id, error: errorText(err) });
 
   /**
-   * Ends the row; returns the status it ended in and the row as written (null
-   * when another writer moved it first). Every end of a run carries `ran`, outputs_reused
-   * included: the last progress save may not have landed (throttled, canceled).
+   * Ends the row; returns the row as its end wrote it, status and error
+   * included (null when another writer moved it first). Every end of a run
+   * carries `ran`, outputs_reused included: the last progress save may not
+   * have landed (throttled, canceled).
    */
-  async function settle(
-    job: JobSummary,
-    outcome: Outcome,
-    tracker: ProgressTracker,
-    ran: RunRecord,
-    ending: Ending,
-  ): Promise<{ status: string; error: Record<string, unknown> | null; row: JobSummary } | null> {
+  async function settle(job: JobSummary, outcome: Outcome, tracker: ProgressTracker, ran: RunRecord, ending: Ending): Promise<JobSummary | null> {
     if (outcome.kind === 'lost') {
       ctx.logger.warn('job lease lost: the run ended without writing; another runner holds the job now', { job_id: job.id });
       return null;
@@ -168,7 +163,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary, ending?: En
         deps.stopping,
         (err) => log('terminal job write failed; retrying', job, err),
       );
-      if (moved) return { status: to, error: (patch.error as Record<string, unknown> | undefined) ?? null, row: moved };
+      if (moved) return moved;
     }
     ctx.logger.warn('job row moved by another writer before the run ended', { job_id: job.id, outcome: outcome.kind });
     return null;
@@ -322,7 +317,7 @@ export function createJobRunner(deps: RunnerDeps): (job: JobSummary, ending?: En
       active.delete(job.id);
       published.delete(job.id);
       extraData.delete(job.id);
-      hub.announce(job, ended?.status ?? 'unknown', ended?.error ?? null, ended?.row);
+      hub.announce(job, ended?.status ?? 'unknown', ended?.error ?? null, ended ?? undefined);
       hub.forget(job.id);
     }
   };
