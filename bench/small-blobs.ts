@@ -2,13 +2,16 @@
 // spends to make one small object durable (a job's 150-byte image, as on the
 // worker path of bench:worker), next to a bare writer doing the least a durable
 // file needs (open, write, fsync, close), in the same process and run.
-// Three cases, each BENCH_BLOBS writes (default 2,000) after 200 warm-up ones,
+// Four cases, each BENCH_BLOBS writes (default 2,000) after 200 warm-up ones,
 // run twice in alternation with the bare writer:
 // - store, new prefix directory: the first write into each of a store's 256
 //   prefix directories (what a new store's first 256 objects cost; a fresh
 //   store every 256 writes, opened outside the measured time);
 // - store, existing prefix directory: random keys into a store whose 256
 //   prefix directories are all made (every write after those);
+// - inline: SQLite storage's default inline blobs in front of such a store:
+//   the blob is a row, its commit a WAL commit (synchronous=NORMAL: durable
+//   like the database's rows, not synced as it returns);
 // - bare writer: one file per blob in one directory.
 // Printed: CPU (user + system, every thread) and wall time per blob, and the
 // store's CPU as a multiple of the bare writer's. No target: a diagnostic for
@@ -18,6 +21,8 @@ import { mkdir, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFsBlobStore, type FsBlobStore } from '../storage/fs/blob-store.ts';
+import { createSqliteStorage } from '../storage/sql/sqlite.ts';
+import type { BlobStore } from '../storage/types.ts';
 
 const BLOBS = Number(process.env.BENCH_BLOBS ?? 2000);
 const WARMUP = 200;
@@ -52,7 +57,7 @@ try {
   const key = (prefix: string) => prefix + randomBytes(16).toString('hex');
   let stores = 0;
   const openStore = () => createFsBlobStore({ dir: join(dir, `blobs-${++stores}`) });
-  const viaStore = async (store: FsBlobStore, k: string) => {
+  const viaStore = async (store: BlobStore, k: string) => {
     const writer = await store.begin();
     await writer.write(randomBytes(SIZE));
     await writer.commit(k);
@@ -90,13 +95,17 @@ try {
       await fh.close();
     }
   };
-  const cases = { newDir, existingDir, bare };
+  // SQLite's default inline blobs in front of a full fs store: the blob is a row, committed as its own write.
+  const sqlite = await createSqliteStorage({ filename: join(dir, 'inline.db'), blobs: await openStore() });
+  const inline = () => viaStore(sqlite.blobs, key(randomPrefix()));
+
+  const cases = { newDir, existingDir, inline, bare };
   const run = async (name: keyof typeof cases, n: number) => {
     if (name === 'newDir') await prepareFresh(n);
     return measure(n, cases[name]);
   };
   for (const name of Object.keys(cases) as Array<keyof typeof cases>) await run(name, WARMUP);
-  const runs: Record<keyof typeof cases, Figures[]> = { newDir: [], existingDir: [], bare: [] };
+  const runs: Record<keyof typeof cases, Figures[]> = { newDir: [], existingDir: [], inline: [], bare: [] };
   // Alternating halves: a noisy moment of the machine lands on one half of one case, not on a whole case.
   for (let round = 0; round < 2; round++) {
     for (const name of Object.keys(cases) as Array<keyof typeof cases>) runs[name].push(await run(name, BLOBS / 2));
@@ -112,7 +121,9 @@ try {
   console.log(`  ${''.padEnd(52)}${'CPU/blob'.padEnd(14)}${'wall/blob'.padEnd(14)}CPU vs bare`);
   row('fs blob store, new prefix directory (1st of 256)', mean(runs.newDir), `${(mean(runs.newDir).cpuUs / base.cpuUs).toFixed(2)} x`);
   row('fs blob store, existing prefix directory', mean(runs.existingDir), `${(mean(runs.existingDir).cpuUs / base.cpuUs).toFixed(2)} x`);
+  row('inline in SQLite (createSqliteStorage default)', mean(runs.inline), `${(mean(runs.inline).cpuUs / base.cpuUs).toFixed(2)} x`);
   row('bare open/write/fsync/close (baseline)', base, '1.00 x');
+  await sqlite.close();
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

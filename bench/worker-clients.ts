@@ -133,8 +133,12 @@ export async function openDirect(url: string): Promise<DirectWorker> {
   };
 }
 
-/** The storages bench/worker-server.ts can run graphrun on (BENCH_STORAGE); the first is the default, the one the targets judge. */
-export const STORAGES = ['sqlite+fs-blobs', 'memory', 'sqlite+memory-blobs', 'memory+fs-blobs'] as const;
+/**
+ * The storages bench/worker-server.ts can run graphrun on (BENCH_STORAGE); the first is the default, the one the targets judge
+ * (a job's small output is then a row of the database: SQLite's default inline blobs). `sqlite+fs-blobs-only` turns inline
+ * blobs off (inlineBlobBytes 0): every output is a file, as before they came.
+ */
+export const STORAGES = ['sqlite+fs-blobs', 'memory', 'sqlite+memory-blobs', 'memory+fs-blobs', 'sqlite+fs-blobs-only'] as const;
 
 /** BENCH_STORAGE, checked. */
 export function benchStorage(): (typeof STORAGES)[number] {

@@ -4,7 +4,8 @@
 // blake3) behind the Node server. It reports its URL once the engine has seen a worker.
 // BENCH_STORAGE swaps either half of the storage for memory, to show what each
 // costs per job (the targets judge the default): `memory` (both halves),
-// `sqlite+memory-blobs`, `memory+fs-blobs`.
+// `sqlite+memory-blobs`, `memory+fs-blobs`; `sqlite+fs-blobs-only` keeps the
+// default's storage but stores every output as a file (no inline blobs).
 import { join } from 'node:path';
 import type { BlobStore, Storage } from '../storage/types.ts';
 import { benchFrom, benchStorage } from './worker-clients.ts';
@@ -39,9 +40,9 @@ if (dir === undefined || workers.length === 0 || !process.send)
 const send = (message: ServerMessage) => process.send!(message);
 
 const kind = benchStorage();
-const blobs: BlobStore = kind.endsWith('fs-blobs') ? await createFsBlobStore({ dir: join(dir, 'blobs') }) : createMemoryBlobStore();
+const blobs: BlobStore = kind.includes('fs-blobs') ? await createFsBlobStore({ dir: join(dir, 'blobs') }) : createMemoryBlobStore();
 const storage: Storage = kind.startsWith('sqlite')
-  ? await createSqliteStorage({ filename: join(dir, 'graphrun.db'), blobs })
+  ? await createSqliteStorage({ filename: join(dir, 'graphrun.db'), blobs, ...(kind.endsWith('-only') && { inlineBlobBytes: 0 }) })
   : { metadata: createMemoryMetadataStore(), blobs };
 const engine = createComfyEngine({ workers });
 // The console logger only writes warnings and errors: a quiet run is a clean one.

@@ -31,7 +31,8 @@
 // tsx instead (no build), as a check of the sources at hand.
 // BENCH_STORAGE=memory (both halves; or sqlite+memory-blobs, memory+fs-blobs)
 // runs graphrun with that part of its storage in memory: what SQLite and the blob files each
-// add per job. The targets judge the default, sqlite+fs-blobs.
+// add per job. The targets judge the default, sqlite+fs-blobs, where the job's small output is
+// a row of the database (SQLite's inline blobs); sqlite+fs-blobs-only stores it as a file.
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -41,7 +41,8 @@ function recordingLogger(): Logger & { infos: Array<[string, Record<string, unkn
 
 async function start(options: { sweepIntervalMs: number; logger: Logger }) {
   const blobs = await createFsBlobStore({ dir: join(dir, 'blobs') });
-  const storage = await createSqliteStorage({ filename: join(dir, 'graphrun.db'), blobs });
+  // Every blob a file (no inline blobs): these tests age and leave files (assets-inline-blobs.test.ts sweeps inline ones).
+  const storage = await createSqliteStorage({ filename: join(dir, 'graphrun.db'), blobs, inlineBlobBytes: 0 });
   const service = await createService({ storage, ...options });
   services.push(service);
   return { service, blobs };

@@ -1,7 +1,7 @@
 // The MetadataStore conformance suites (test/suites/metadata-store.ts: every
-// per-interface suite) on the other runtimes' own SQLite: bun:sqlite under
-// `bun test`, node:sqlite under vitest on Deno. Each runs as a child process;
-// its exit status and its counts decide.
+// per-interface suite), and the BlobStore one over inline blobs, on the other
+// runtimes' own SQLite: bun:sqlite under `bun test`, node:sqlite under vitest
+// on Deno. Each runs as a child process; its exit status and its counts decide.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ const cleanEnv = (extra: Record<string, string> = {}) => ({
 });
 
 /** Cases in the suites when this was written: a child passing fewer ran only part of them. */
-const SUITE_CASES = 53;
+const SUITE_CASES = 65;
 
 function run(command: string, args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(command, args, { cwd: ROOT, env: cleanEnv(env), encoding: 'utf8', timeout: 120_000 });

@@ -2,17 +2,14 @@
 // the surface kysely's dialect needs (statements with `reader`, `all(params)`,
 // `run(params)` returning changes and lastInsertRowid, `iterate`), so it is
 // handed to createSqliteStorage as it is, in place of better-sqlite3.
-import type { BlobStore, Storage } from '../types.ts';
-import { createSqliteStorage, type SqliteDatabaseLike } from './sqlite.ts';
+import type { Storage } from '../types.ts';
+import { createSqliteStorage, type SqliteDatabaseLike, type SqliteStorageOptions } from './sqlite.ts';
 
 // A variable, so the type checker (running under Node) does not look for the module.
 const BUN_SQLITE: string = 'bun:sqlite';
 
-export interface BunSqliteStorageOptions {
-  /** Path of the database file (or ':memory:'). */
-  filename: string;
-  blobs: BlobStore;
-}
+/** As createSqliteStorage's, but the driver: this one. */
+export type BunSqliteStorageOptions = Pick<SqliteStorageOptions, 'filename' | 'blobs' | 'inlineBlobBytes'>;
 
 /** Opens (creating it if needed) a database file with bun:sqlite. Bun only. */
 export async function openBunSqlite(filename: string): Promise<SqliteDatabaseLike> {
@@ -21,5 +18,5 @@ export async function openBunSqlite(filename: string): Promise<SqliteDatabaseLik
 }
 
 export async function createBunSqliteStorage(opts: BunSqliteStorageOptions): Promise<Storage & { close(): Promise<void> }> {
-  return createSqliteStorage({ filename: opts.filename, blobs: opts.blobs, database: await openBunSqlite(opts.filename), open: openBunSqlite });
+  return createSqliteStorage({ ...opts, database: await openBunSqlite(opts.filename), open: openBunSqlite });
 }

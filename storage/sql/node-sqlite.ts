@@ -4,8 +4,8 @@
 // they return rows (`reader`), which `columns()` tells (a statement with
 // result columns is read with `all`, anything else with `run`).
 import type { SqliteStatement } from 'kysely';
-import type { BlobStore, Storage } from '../types.ts';
-import { createSqliteStorage, type SqliteDatabaseLike } from './sqlite.ts';
+import type { Storage } from '../types.ts';
+import { createSqliteStorage, type SqliteDatabaseLike, type SqliteStorageOptions } from './sqlite.ts';
 
 // A variable, so the type checker (Node 20 types, without node:sqlite) does not look for the module.
 const NODE_SQLITE: string = 'node:sqlite';
@@ -45,11 +45,8 @@ export function fromDatabaseSync(db: DatabaseSyncLike): SqliteDatabaseLike {
   };
 }
 
-export interface NodeSqliteStorageOptions {
-  /** Path of the database file (or ':memory:'). */
-  filename: string;
-  blobs: BlobStore;
-}
+/** As createSqliteStorage's, but the driver: this one. */
+export type NodeSqliteStorageOptions = Pick<SqliteStorageOptions, 'filename' | 'blobs' | 'inlineBlobBytes'>;
 
 /** Opens (creating it if needed) a database file with node:sqlite. */
 export async function openNodeSqlite(filename: string): Promise<SqliteDatabaseLike> {
@@ -58,5 +55,5 @@ export async function openNodeSqlite(filename: string): Promise<SqliteDatabaseLi
 }
 
 export async function createNodeSqliteStorage(opts: NodeSqliteStorageOptions): Promise<Storage & { close(): Promise<void> }> {
-  return createSqliteStorage({ filename: opts.filename, blobs: opts.blobs, database: await openNodeSqlite(opts.filename), open: openNodeSqlite });
+  return createSqliteStorage({ ...opts, database: await openNodeSqlite(opts.filename), open: openNodeSqlite });
 }

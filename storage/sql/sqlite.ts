@@ -2,6 +2,7 @@
 // blobs in whatever BlobStore the caller passes (usually the fs store).
 import { Kysely, type SqliteDatabase } from 'kysely';
 import type { BlobStore, Storage } from '../types.ts';
+import { checkInlineBlobs, openInlineBlobs } from './inline-blobs.ts';
 import { createSqlMetadataStore } from './metadata-store.ts';
 import { claimRunnerLock, type OpenSqlite } from './runner-lock.ts';
 import type { Database } from './schema.ts';
@@ -31,6 +32,14 @@ export interface SqliteStorageOptions {
    * given `database` has no runner lock.
    */
   open?: OpenSqlite;
+  /**
+   * Blobs of up to this many bytes are kept in the database, not in `blobs`
+   * (inline-blobs.ts): a small job output then costs a row, not a durable
+   * file. Default 64 KiB, or 0 when `blobs` signs URLs (download redirects
+   * need the bytes in the bucket). 0: no more inline blobs; those already in
+   * the database stay readable.
+   */
+  inlineBlobBytes?: number;
 }
 
 const openBetterSqlite: OpenSqlite = async (filename) => new (await import('better-sqlite3')).default(filename);
@@ -45,7 +54,12 @@ const openBetterSqlite: OpenSqlite = async (filename) => new (await import('bett
 // a page changed many times over only once.
 const PRAGMAS = ['journal_mode = WAL', 'synchronous = NORMAL', 'foreign_keys = ON', 'busy_timeout = 5000', 'wal_autocheckpoint = 10000'];
 
+/** Past this a blob reads faster from its own file: SQLite's measurements (sqlite.org/intern-v-extern-blob.html) put the turn between 50 and 100 KB at 4 KiB pages. */
+export const DEFAULT_INLINE_BLOB_BYTES = 64 * 1024;
+
 export async function createSqliteStorage(opts: SqliteStorageOptions): Promise<Storage & { close(): Promise<void> }> {
+  const inlineBytes = opts.inlineBlobBytes ?? (opts.blobs.signedUrl ? 0 : DEFAULT_INLINE_BLOB_BYTES);
+  checkInlineBlobs(inlineBytes, opts.blobs);
   // Loaded lazily, so runtimes that inject their own driver never load the native module.
   const open = opts.open ?? (opts.database ? undefined : openBetterSqlite);
   const database = opts.database ?? (await openBetterSqlite(opts.filename));
@@ -69,9 +83,11 @@ export async function createSqliteStorage(opts: SqliteStorageOptions): Promise<S
       await store.close();
     },
   };
+  let blobs: BlobStore;
   try {
     for (const pragma of PRAGMAS) database.exec(`PRAGMA ${pragma}`);
     await metadata.migrate();
+    blobs = await openInlineBlobs(db, opts.blobs, { maxBytes: inlineBytes, readNow: (sql, parameters) => dialect.readNow(sql, parameters) });
   } catch (err) {
     // kysely closes the driver only once it has used it; close it ourselves otherwise.
     await metadata.close().catch(() => {});
@@ -84,7 +100,7 @@ export async function createSqliteStorage(opts: SqliteStorageOptions): Promise<S
   }
   return {
     metadata,
-    blobs: opts.blobs,
+    blobs,
     async close() {
       await metadata.close();
       await opts.blobs.close?.();

@@ -2,7 +2,7 @@
 // through a real Node server on a random port. Storage is the embedded
 // default (SQLite + filesystem blobs) in a fresh temporary directory, or
 // filesystem blobs under metadata the test opens (e.g. PostgreSQL).
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNativeHasher } from '../../adapters/node/native-hasher.ts';
@@ -26,19 +26,9 @@ export interface Harness {
   dir: string;
   /** Fetches a path (joined to base) or an absolute URL the service handed out. */
   fetch(pathOrUrl: string, init?: RequestInit): Promise<Response>;
-  /** Files under the blob directory: committed blobs and temporaries apart. */
+  /** The storage's committed blobs (their keys), and the blob directory's temporary files. */
   blobFiles(): Promise<{ blobs: string[]; temp: string[] }>;
   close(): Promise<void>;
-}
-
-async function walk(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await walk(path)));
-    else out.push(path);
-  }
-  return out;
 }
 
 /** The metadata half of the harness's storage over its blob store: SQLite in `dir` unless a test opens another. */
@@ -70,10 +60,11 @@ export async function startHarness(mode: Mode, options: Partial<DefaultServiceOp
       return fetch(url, { ...init, duplex: 'half' } as RequestInit);
     },
     async blobFiles() {
-      // The store's layout marker is not a blob.
-      const files = (await walk(blobsDir)).filter((f) => f !== join(blobsDir, '.layout'));
+      // Committed blobs wherever the storage keeps them (SQLite's inline ones in its database), by key.
+      const stored: string[] = [];
+      for await (const { key } of storage.blobs.list?.() ?? []) stored.push(key);
       return {
-        blobs: files.filter((f) => !f.includes(`${join(blobsDir, '.tmp')}`)),
+        blobs: stored,
         // Those of writers (or left by them): the store's temp file opened ahead for the next writer is none.
         temp: await blobs.tempFiles(),
       };

@@ -1,0 +1,205 @@
+// Small blobs kept inside the SQLite database, in front of another BlobStore
+// that keeps the rest. A job's image of a few hundred bytes costs the file
+// store a durable write, a link and a directory sync (two journal commits and
+// five trips through the thread pool); as a row it is part of a WAL commit.
+// It is exactly as durable as the rows that name it: it sits in the same
+// write-ahead log, committed before the asset row that refers to it, so no
+// crash keeps the asset and loses its bytes (synchronous=NORMAL: a crash of
+// the process loses neither; a power loss may take back both).
+// A blob goes inline when all of it has come without passing `maxBytes`; the
+// first write past that sends what was buffered, and the rest, to the other
+// store. A key holds one content, so one size and one place: only a store
+// that held blobs before inlining (or under another limit) has a small key
+// outside, and a database that has inline blobs keeps serving them when the
+// limit is later set to 0.
+import { CompiledQuery, type Kysely, sql } from 'kysely';
+import { checkByteRange } from '../byte-range.ts';
+import type { BlobStore, BlobWriter } from '../types.ts';
+import type { Database } from './schema.ts';
+
+export interface InlineBlobsOptions {
+  /** Blobs of up to this many bytes are kept in the database; 0: none more (those there stay readable). */
+  maxBytes: number;
+  /** Reads a SELECT's rows at once when the connection is free (else undefined). */
+  readNow(sql: string, parameters: readonly unknown[]): unknown[] | undefined;
+}
+
+/** Inline blobs listed per query. */
+const LIST_PAGE = 1000;
+
+/** Keys the file store accepts (its keys are path segments): an inline key must be good outside too. */
+const KEY = /^[A-Za-z0-9_-]{4,128}$/;
+
+function checkKey(key: string): void {
+  if (!KEY.test(key)) throw new TypeError(`invalid blob key: ${JSON.stringify(key)}`);
+}
+
+/** Throws when the limit is no size, or `outside` cannot have inline blobs in front of it. */
+export function checkInlineBlobs(maxBytes: number, outside: BlobStore): void {
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0)
+    throw new TypeError(`inlineBlobBytes must be a whole number of bytes (0 for none), got ${maxBytes}`);
+  // A download redirect signs the key in the outside store, where an inline blob is not.
+  if (maxBytes > 0 && outside.signedUrl)
+    throw new TypeError('inlineBlobBytes needs a blob store that does not sign URLs (an S3 store signs its own keys only); set it to 0');
+}
+
+function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      if (bytes.length > 0) controller.enqueue(bytes);
+      controller.close();
+    },
+  });
+}
+
+/**
+ * `outside` with the database's inline blobs in front of it; `outside` itself
+ * when the limit is 0 and the database holds none. Makes the table the first
+ * time a limit is set (the database's own table, not a shared migration: a
+ * PostgreSQL deployment keeps all its blobs outside).
+ */
+export async function openInlineBlobs(db: Kysely<Database>, outside: BlobStore, options: InlineBlobsOptions): Promise<BlobStore> {
+  checkInlineBlobs(options.maxBytes, outside);
+  if (options.maxBytes > 0) {
+    await sql`CREATE TABLE IF NOT EXISTS inline_blobs (key TEXT PRIMARY KEY, bytes BLOB NOT NULL, modified_at INTEGER NOT NULL) WITHOUT ROWID`.execute(
+      db,
+    );
+    return inlineBlobs(db, outside, options);
+  }
+  const table = await sql`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'inline_blobs'`.execute(db);
+  if (table.rows.length === 0 || (await sql`SELECT 1 FROM inline_blobs LIMIT 1`.execute(db)).rows.length === 0) return outside;
+  if (outside.signedUrl)
+    throw new TypeError('the database holds inline blobs, which a blob store that signs URLs cannot serve: keep the blob store it had');
+  return inlineBlobs(db, outside, options);
+}
+
+function inlineBlobs(db: Kysely<Database>, outside: BlobStore, { maxBytes, readNow }: InlineBlobsOptions): BlobStore {
+  // Read at once while the connection is free (no queue, no promise per statement), else through the queue.
+  const read = async <T>(text: string, key: string): Promise<T[]> =>
+    (readNow(text, [key]) as T[] | undefined) ?? (await db.executeQuery<T>(CompiledQuery.raw(text, [key]))).rows;
+  const bytesOf = async (key: string) => (await read<{ bytes: Uint8Array }>('SELECT bytes FROM inline_blobs WHERE key = ?', key))[0]?.bytes ?? null;
+  const inlined = async (key: string) => (await read<{ one: number }>('SELECT 1 AS one FROM inline_blobs WHERE key = ?', key)).length > 0;
+  /** Whether the metadata has a row of the blob (any asset over it has). */
+  const recorded = async (key: string) => (await read<{ one: number }>('SELECT 1 AS one FROM blobs WHERE key = ?', key)).length > 0;
+
+  const store: BlobStore = {
+    ...(outside.location !== undefined && { location: outside.location }),
+    async begin(): Promise<BlobWriter> {
+      let buffered: Uint8Array[] = [];
+      let size = 0;
+      /** The outside store's writer, once the blob has passed the limit. */
+      let spilled: Promise<BlobWriter> | undefined;
+      let state: 'open' | 'committing' | 'done' = 'open';
+      const spill = () => {
+        const parts = buffered;
+        buffered = [];
+        // Set before any await: a write that comes meanwhile queues behind these.
+        spilled = outside.begin().then(async (writer) => {
+          for (const part of parts) await writer.write(part);
+          return writer;
+        });
+        return spilled;
+      };
+      const joined = () => {
+        // Most blobs come in one chunk, already copied.
+        if (buffered.length === 1) return buffered.pop()!;
+        const bytes = new Uint8Array(size);
+        let at = 0;
+        for (const part of buffered) {
+          bytes.set(part, at);
+          at += part.length;
+        }
+        buffered = [];
+        return bytes;
+      };
+      return {
+        async write(chunk) {
+          if (state !== 'open') throw new Error('blob writer is closed');
+          if (!spilled && size + chunk.length <= maxBytes) {
+            buffered.push(chunk.slice());
+            size += chunk.length;
+            return;
+          }
+          await (await (spilled ?? spill())).write(chunk);
+        },
+
+        async commit(key) {
+          checkKey(key);
+          if (state !== 'open') throw new Error('blob writer is closed');
+          state = 'committing';
+          if (spilled || maxBytes === 0) {
+            const writer = await (spilled ?? spill());
+            // Held inline, the key is taken (by the same bytes, unless a caller reuses a key for others).
+            if (await inlined(key)) {
+              await writer.abort();
+              state = 'done';
+              return false;
+            }
+            const created = await writer.commit(key);
+            state = 'done';
+            return created;
+          }
+          const bytes = joined();
+          const inserted =
+            await sql`INSERT INTO inline_blobs (key, bytes, modified_at) VALUES (${key}, ${bytes}, ${Date.now()}) ON CONFLICT (key) DO NOTHING`.execute(
+              db,
+            );
+          state = 'done';
+          if ((inserted.numAffectedRows ?? 0n) === 0n) return false;
+          // A blob row of the key, where it had no inline row: its bytes are outside, stored before inlining
+          // (or under a smaller limit), and assets rely on them. This call then created nothing, and must not
+          // say so: a caller deletes what it created when its own write after fails.
+          return !(await recorded(key));
+        },
+
+        async abort() {
+          // A commit that failed midway leaves 'committing': abort still lets go of the outside writer.
+          if (state === 'done') return;
+          state = 'done';
+          buffered = [];
+          await (await spilled?.catch(() => undefined))?.abort();
+        },
+      };
+    },
+
+    async get(key, range) {
+      checkKey(key);
+      if (range) checkByteRange(range);
+      const bytes = await bytesOf(key);
+      if (!bytes) return outside.get(key, range);
+      return streamOf(range ? bytes.subarray(range.start, range.end + 1) : bytes);
+    },
+
+    async has(key) {
+      checkKey(key);
+      return (await inlined(key)) || outside.has(key);
+    },
+
+    async delete(key) {
+      checkKey(key);
+      await sql`DELETE FROM inline_blobs WHERE key = ${key}`.execute(db);
+      await outside.delete(key);
+    },
+
+    ...(outside.close && { close: () => outside.close!() }),
+  };
+  if (outside.list) {
+    const list = outside.list.bind(outside);
+    store.list = async function* () {
+      // By pages in key order, so a large table is never all in memory, and the connection is free between pages.
+      for (let after = ''; ; ) {
+        const rows = (
+          await sql<{
+            key: string;
+            modified_at: number | bigint;
+          }>`SELECT key, modified_at FROM inline_blobs WHERE key > ${after} ORDER BY key LIMIT ${LIST_PAGE}`.execute(db)
+        ).rows;
+        for (const row of rows) yield { key: row.key, modified_at: Number(row.modified_at) };
+        if (rows.length < LIST_PAGE) break;
+        after = rows[rows.length - 1]!.key;
+      }
+      yield* list();
+    };
+  }
+  return store;
+}
