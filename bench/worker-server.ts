@@ -4,8 +4,9 @@
 // blake3) behind the Node server. It reports its URL once the engine has seen a worker.
 // BENCH_STORAGE swaps either half of the storage for memory, to show what each
 // costs per job (the targets judge the default): `memory` (both halves),
-// `sqlite+memory-blobs`, `memory+fs-blobs`; `sqlite+fs-blobs-only` keeps the
-// default's storage but stores every output as a file (no inline blobs).
+// `sqlite+memory-blobs`, `memory+fs-blobs`. On SQLite the job's small output
+// is a row either way (inline blobs); `sqlite+fs-blobs-only` keeps the
+// default's storage but stores every output as a file.
 import { join } from 'node:path';
 import type { BlobStore, Storage } from '../storage/types.ts';
 import { benchFrom, benchStorage } from './worker-clients.ts';

@@ -77,6 +77,76 @@ describe('inline blobs', () => {
     await storage.close();
   });
 
+  it('an inline key taken by an earlier or a concurrent commit of the same size: exactly one commit creates it', async () => {
+    const { blobs, storage } = await open(64);
+    expect(await put(blobs, 'taken-inline', bytes(40, 1))).toBe(true);
+    expect(await put(blobs, 'taken-inline', bytes(40, 2))).toBe(false);
+    expectBytes(await readAll(await blobs.get('taken-inline')), bytes(40, 1));
+    const writers = await Promise.all([1, 2, 3, 4, 5].map(() => blobs.begin()));
+    await Promise.all(writers.map((w, i) => w.write(bytes(40, 10 + i))));
+    const results = await Promise.all(writers.map((w) => w.commit('raced-inline')));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expectBytes(await readAll(await blobs.get('raced-inline')), bytes(40, 10 + results.indexOf(true)));
+    await storage.close();
+  });
+
+  it('lists inline blobs even over a blob store that cannot list (so the sweep still finds their orphans)', async () => {
+    const { list: _, ...unlisted } = createMemoryBlobStore();
+    const storage = await createSqliteStorage({ filename: join(root, `unlisted-${++n}.db`), blobs: unlisted, inlineBlobBytes: 64 });
+    await put(storage.blobs, 'listed-inline', bytes(10));
+    const listed: string[] = [];
+    for await (const o of storage.blobs.list!()) listed.push(o.key);
+    expect(listed).toEqual(['listed-inline']);
+    await storage.close();
+  });
+
+  it('a blob store that fails while taking the buffered bytes: the write fails, and abort reaches its writer', async () => {
+    const memory = createMemoryBlobStore();
+    const aborted: boolean[] = [];
+    const failing: BlobStore = {
+      ...memory,
+      async begin() {
+        const writer = await memory.begin();
+        const index = aborted.push(false) - 1;
+        return {
+          write: async () => {
+            throw new Error('disk full');
+          },
+          commit: (key) => writer.commit(key),
+          abort: async () => {
+            aborted[index] = true;
+            await writer.abort();
+          },
+        };
+      },
+    };
+    const storage = await createSqliteStorage({ filename: join(root, `failing-${++n}.db`), blobs: failing, inlineBlobBytes: 64 });
+    const writer = await storage.blobs.begin();
+    await writer.write(bytes(50));
+    await expect(writer.write(bytes(50))).rejects.toThrow('disk full');
+    await writer.abort();
+    expect(aborted).toEqual([true]);
+    expect(await storage.blobs.has('never-one')).toBe(false);
+    await storage.close();
+  });
+
+  it('an instance with the limit at 0 reads the inline blobs another instance on the same database writes', async () => {
+    const dir = join(root, `shared-${++n}`);
+    const none = await open(0, dir);
+    // Its own blob store: a blob directory is one process's.
+    const inlining = {
+      storage: await createSqliteStorage({ filename: join(dir, 'graphrun.db'), blobs: createMemoryBlobStore(), inlineBlobBytes: 64 }),
+    };
+    await put(inlining.storage.blobs, 'shared-one', bytes(30, 4));
+    expectBytes(await readAll(await none.blobs.get('shared-one')), bytes(30, 4));
+    // Its own small blobs go to files, and a key held inline is taken there too.
+    expect(await put(none.blobs, 'own-one', bytes(30, 5))).toBe(true);
+    expect(await put(none.blobs, 'shared-one', bytes(30, 4))).toBe(false);
+    expect(await filesIn(dir)).toEqual(['own-one']);
+    await none.storage.close();
+    await inlining.storage.close();
+  });
+
   it('a key held inline refuses a larger write under it', async () => {
     const { blobs, dir, storage } = await open(64);
     expect(await put(blobs, 'claimed-one', bytes(10))).toBe(true);

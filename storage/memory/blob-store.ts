@@ -1,6 +1,7 @@
 // In-process BlobStore keeping each object as the list of chunks it was
 // written in: for tests, examples and small deployments without a disk.
 import { checkByteRange } from '../byte-range.ts';
+import { copyBytes } from '../copy-bytes.ts';
 import type { BlobStore, BlobWriter } from '../types.ts';
 
 export function createMemoryBlobStore(): BlobStore {
@@ -16,8 +17,7 @@ export function createMemoryBlobStore(): BlobStore {
       };
       return {
         async write(chunk) {
-          // Copied: callers may reuse their buffer once write resolves.
-          open().push(chunk.slice());
+          open().push(copyBytes(chunk));
         },
         async commit(key) {
           const data = open();

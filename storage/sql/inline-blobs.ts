@@ -10,10 +10,11 @@
 // first write past that sends what was buffered, and the rest, to the other
 // store. A key holds one content, so one size and one place: only a store
 // that held blobs before inlining (or under another limit) has a small key
-// outside, and a database that has inline blobs keeps serving them when the
-// limit is later set to 0.
+// outside (a later commit of it adds a row beside its file, and says it
+// created nothing; both go when the blob does).
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { checkByteRange } from '../byte-range.ts';
+import { copyBytes } from '../copy-bytes.ts';
 import type { BlobStore, BlobWriter } from '../types.ts';
 import type { Database } from './schema.ts';
 
@@ -53,23 +54,27 @@ function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
 }
 
 /**
- * `outside` with the database's inline blobs in front of it; `outside` itself
- * when the limit is 0 and the database holds none. Makes the table the first
- * time a limit is set (the database's own table, not a shared migration: a
- * PostgreSQL deployment keeps all its blobs outside).
+ * `outside` with the database's inline blobs in front of it. The table is
+ * made at the first open (the database's own table, not a shared migration:
+ * a PostgreSQL deployment keeps all its blobs outside), and read whatever the
+ * limit, so that instances sharing the database see each other's inline
+ * blobs, and those of a limit since set to 0 stay readable. A store that
+ * signs URLs gets no inline blobs: it is `outside` itself, over a database
+ * that holds none.
  */
 export async function openInlineBlobs(db: Kysely<Database>, outside: BlobStore, options: InlineBlobsOptions): Promise<BlobStore> {
   checkInlineBlobs(options.maxBytes, outside);
-  if (options.maxBytes > 0) {
-    await sql`CREATE TABLE IF NOT EXISTS inline_blobs (key TEXT PRIMARY KEY, bytes BLOB NOT NULL, modified_at INTEGER NOT NULL) WITHOUT ROWID`.execute(
-      db,
-    );
-    return inlineBlobs(db, outside, options);
+  if (outside.signedUrl) {
+    const table = await sql`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'inline_blobs'`.execute(db);
+    if (table.rows.length > 0 && (await sql`SELECT 1 FROM inline_blobs LIMIT 1`.execute(db)).rows.length > 0)
+      throw new TypeError('the database holds inline blobs, which a blob store that signs URLs cannot serve: keep the blob store it had');
+    return outside;
   }
-  const table = await sql`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'inline_blobs'`.execute(db);
-  if (table.rows.length === 0 || (await sql`SELECT 1 FROM inline_blobs LIMIT 1`.execute(db)).rows.length === 0) return outside;
-  if (outside.signedUrl)
-    throw new TypeError('the database holds inline blobs, which a blob store that signs URLs cannot serve: keep the blob store it had');
+  // WITHOUT ROWID: one b-tree, keyed by the blob's key, where a rowid table would add its key's index as a
+  // second b-tree to write per blob. A row past a page's share goes to overflow pages in either kind.
+  await sql`CREATE TABLE IF NOT EXISTS inline_blobs (key TEXT PRIMARY KEY, bytes BLOB NOT NULL, modified_at INTEGER NOT NULL) WITHOUT ROWID`.execute(
+    db,
+  );
   return inlineBlobs(db, outside, options);
 }
 
@@ -95,7 +100,13 @@ function inlineBlobs(db: Kysely<Database>, outside: BlobStore, { maxBytes, readN
         buffered = [];
         // Set before any await: a write that comes meanwhile queues behind these.
         spilled = outside.begin().then(async (writer) => {
-          for (const part of parts) await writer.write(part);
+          try {
+            for (const part of parts) await writer.write(part);
+          } catch (err) {
+            // Not handed out: abort can only reach it from here.
+            await writer.abort().catch(() => {});
+            throw err;
+          }
           return writer;
         });
         return spilled;
@@ -116,7 +127,7 @@ function inlineBlobs(db: Kysely<Database>, outside: BlobStore, { maxBytes, readN
         async write(chunk) {
           if (state !== 'open') throw new Error('blob writer is closed');
           if (!spilled && size + chunk.length <= maxBytes) {
-            buffered.push(chunk.slice());
+            buffered.push(copyBytes(chunk));
             size += chunk.length;
             return;
           }
@@ -183,23 +194,23 @@ function inlineBlobs(db: Kysely<Database>, outside: BlobStore, { maxBytes, readN
 
     ...(outside.close && { close: () => outside.close!() }),
   };
-  if (outside.list) {
-    const list = outside.list.bind(outside);
-    store.list = async function* () {
-      // By pages in key order, so a large table is never all in memory, and the connection is free between pages.
-      for (let after = ''; ; ) {
-        const rows = (
-          await sql<{
-            key: string;
-            modified_at: number | bigint;
-          }>`SELECT key, modified_at FROM inline_blobs WHERE key > ${after} ORDER BY key LIMIT ${LIST_PAGE}`.execute(db)
-        ).rows;
-        for (const row of rows) yield { key: row.key, modified_at: Number(row.modified_at) };
-        if (rows.length < LIST_PAGE) break;
-        after = rows[rows.length - 1]!.key;
-      }
-      yield* list();
-    };
-  }
+  // Inline blobs are listed even when the outside store cannot list its own: a crash between a blob's
+  // commit and its asset's leaves a row that only the sweep of listed blobs removes.
+  const listOutside = outside.list?.bind(outside);
+  store.list = async function* () {
+    // By pages in key order, so a large table is never all in memory, and the connection is free between pages.
+    for (let after = ''; ; ) {
+      const rows = (
+        await sql<{
+          key: string;
+          modified_at: number | bigint;
+        }>`SELECT key, modified_at FROM inline_blobs WHERE key > ${after} ORDER BY key LIMIT ${LIST_PAGE}`.execute(db)
+      ).rows;
+      for (const row of rows) yield { key: row.key, modified_at: Number(row.modified_at) };
+      if (rows.length < LIST_PAGE) break;
+      after = rows[rows.length - 1]!.key;
+    }
+    if (listOutside) yield* listOutside();
+  };
   return store;
 }

@@ -1,5 +1,6 @@
 // The embedded default storage: metadata in a SQLite file through kysely,
-// blobs in whatever BlobStore the caller passes (usually the fs store).
+// small blobs in the same file (inline-blobs.ts), the others in whatever
+// BlobStore the caller passes (usually the fs store).
 import { Kysely, type SqliteDatabase } from 'kysely';
 import type { BlobStore, Storage } from '../types.ts';
 import { checkInlineBlobs, openInlineBlobs } from './inline-blobs.ts';

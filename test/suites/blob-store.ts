@@ -1,5 +1,6 @@
 // The one conformance suite every BlobStore runs (memory, fs, later S3).
 // Each test gets a fresh store from `make`. Keys are valid for every store.
+import { Buffer } from 'node:buffer';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BlobStore } from '../../storage/types.ts';
 
@@ -68,6 +69,15 @@ export function blobStoreSuite(name: string, make: () => Promise<BlobStoreFixtur
       chunk.fill(0);
       await writer.commit('copied-one');
       expectBytes(await readAll(await store.get('copied-one')), bytes(100));
+    });
+
+    it('does not keep a reference to a Buffer chunk either (whose slice() is a view)', async () => {
+      const chunk = Buffer.from(bytes(100, 5));
+      const writer = await store.begin();
+      await writer.write(chunk);
+      chunk.fill(0);
+      await writer.commit('copied-two');
+      expectBytes(await readAll(await store.get('copied-two')), bytes(100, 5));
     });
 
     it('returns inclusive byte ranges', async () => {
