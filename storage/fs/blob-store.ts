@@ -12,6 +12,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, link, mkdir, open, readdir, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { BLOB_KEY, checkBlobKey } from '../blob-key.ts';
 import { checkByteRange } from '../byte-range.ts';
 import type { BlobStore } from '../types.ts';
 import { type KeptDir, keepDir, syncDir } from './dir-sync.ts';
@@ -33,13 +34,6 @@ export type FsBlobStore = BlobStore & {
   close(): Promise<void>;
 };
 
-/** Keys become path segments, so no dot, slash or backslash may ever get through. */
-const KEY = /^[A-Za-z0-9_-]{4,128}$/;
-
-function checkKey(key: string): void {
-  if (!KEY.test(key)) throw new TypeError(`invalid blob key: ${JSON.stringify(key)}`);
-}
-
 const errCode = (e: unknown) => (e as NodeJS.ErrnoException | null)?.code;
 const ignore = (code: string) => (e: unknown) => {
   if (errCode(e) !== code) throw e;
@@ -53,10 +47,10 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
   // Whatever is in .tmp now was left by a crash: no writer of ours holds it.
   await rm(tmpDir, { recursive: true, force: true });
   await mkdir(tmpDir, { recursive: true });
-  await ensureFlatLayout(dir, tmpDir, (name) => KEY.test(name));
+  await ensureFlatLayout(dir, tmpDir, (name) => BLOB_KEY.test(name));
 
   const pathOf = (key: string) => {
-    checkKey(key);
+    checkBlobKey(key);
     return join(dir, key.slice(0, 2), key);
   };
 
@@ -146,7 +140,7 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
       const { name, fh } = taken ? await taken.file.then((fh) => ({ name: taken.name, fh }), own) : await own();
       const tmpPath = join(tmpDir, name);
       const file = { fh, durableWrites: DURABLE_CREATE !== undefined, reopen: () => open(tmpPath, 'r+') };
-      return createTempWriter(file, tmpPath, checkKey, async (key, durable) => {
+      return createTempWriter(file, tmpPath, checkBlobKey, async (key, durable) => {
         const final = pathOf(key);
         const parent = dirname(final);
         // The directory is made while the bytes are synced; nothing links before both are done.
@@ -210,7 +204,7 @@ export async function createFsBlobStore({ dir }: FsBlobStoreOptions): Promise<Fs
         if (a.length !== 2) continue;
         for (const key of await readdir(join(dir, a)).catch(() => [])) {
           // A name outside its key's directory is no object: get would never find it.
-          if (!KEY.test(key) || !key.startsWith(a)) continue;
+          if (!BLOB_KEY.test(key) || !key.startsWith(a)) continue;
           // Gone between the listing and the stat (collected meanwhile): not an object any more.
           const info = await stat(join(dir, a, key)).catch(() => null);
           if (info?.isFile()) yield { key, modified_at: info.mtimeMs };

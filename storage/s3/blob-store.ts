@@ -8,6 +8,8 @@
 // for what a crash leaves behind. The credentials need s3:GetObject,
 // PutObject, DeleteObject, AbortMultipartUpload and ListBucket (without
 // ListBucket S3 answers 403 instead of 404 for a missing key).
+
+import { BLOB_KEY, checkBlobKey } from '../blob-key.ts';
 import { checkByteRange } from '../byte-range.ts';
 import type { BlobStore } from '../types.ts';
 import { createS3Client } from './client.ts';
@@ -23,13 +25,6 @@ export { parseBlobsUrl, type S3BlobStoreOptions, type S3Credentials, type S3Fetc
 export type S3BlobStore = BlobStore &
   Required<Pick<BlobStore, 'list' | 'signedUrl' | 'close'>> & { readonly bucket: string; readonly prefix: string };
 
-/** The keys the fs store accepts too: no dot or slash, so no key can reach the temporaries or another folder. */
-const KEY = /^[A-Za-z0-9_-]{4,128}$/;
-
-function checkKey(key: string): void {
-  if (!KEY.test(key)) throw new TypeError(`invalid blob key: ${JSON.stringify(key)}`);
-}
-
 /** S3 presigned URLs live at most a week. */
 const MAX_URL_SECONDS = 7 * 24 * 3600;
 
@@ -39,7 +34,7 @@ export async function createS3BlobStore(options: S3BlobStoreOptions): Promise<S3
   const client = createS3Client(resolved);
   const ops = s3Operations(client);
   const objectKey = (key: string) => {
-    checkKey(key);
+    checkBlobKey(key);
     return prefix + key;
   };
 
@@ -89,7 +84,7 @@ export async function createS3BlobStore(options: S3BlobStoreOptions): Promise<S3
         for (const object of page.objects) {
           const key = object.key.slice(prefix.length);
           // Anything else under the prefix (a stray upload by hand) is not a blob of ours.
-          if (object.key.startsWith(prefix) && KEY.test(key)) yield { key, modified_at: object.lastModified };
+          if (object.key.startsWith(prefix) && BLOB_KEY.test(key)) yield { key, modified_at: object.lastModified };
         }
         token = page.nextToken;
       } while (token !== null);

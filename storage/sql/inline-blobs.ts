@@ -12,28 +12,23 @@
 // that held blobs before inlining (or under another limit) has a small key
 // outside (a later commit of it adds a row beside its file, and says it
 // created nothing; both go when the blob does).
-import { CompiledQuery, type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { checkBlobKey } from '../blob-key.ts';
 import { checkByteRange } from '../byte-range.ts';
 import { copyBytes } from '../copy-bytes.ts';
 import type { BlobStore, BlobWriter } from '../types.ts';
+import { type DirectReader, queryTemplate, statementTemplate } from './query-template.ts';
 import type { Database } from './schema.ts';
 
 export interface InlineBlobsOptions {
   /** Blobs of up to this many bytes are kept in the database; 0: none more (those there stay readable). */
   maxBytes: number;
   /** Reads a SELECT's rows at once when the connection is free (else undefined). */
-  readNow(sql: string, parameters: readonly unknown[]): unknown[] | undefined;
+  readNow: DirectReader;
 }
 
 /** Inline blobs listed per query. */
 const LIST_PAGE = 1000;
-
-/** Keys the file store accepts (its keys are path segments): an inline key must be good outside too. */
-const KEY = /^[A-Za-z0-9_-]{4,128}$/;
-
-function checkKey(key: string): void {
-  if (!KEY.test(key)) throw new TypeError(`invalid blob key: ${JSON.stringify(key)}`);
-}
 
 /** Throws when the limit is no size, or `outside` cannot have inline blobs in front of it. */
 export function checkInlineBlobs(maxBytes: number, outside: BlobStore): void {
@@ -79,13 +74,20 @@ export async function openInlineBlobs(db: Kysely<Database>, outside: BlobStore, 
 }
 
 function inlineBlobs(db: Kysely<Database>, outside: BlobStore, { maxBytes, readNow }: InlineBlobsOptions): BlobStore {
-  // Read at once while the connection is free (no queue, no promise per statement), else through the queue.
-  const read = async <T>(text: string, key: string): Promise<T[]> =>
-    (readNow(text, [key]) as T[] | undefined) ?? (await db.executeQuery<T>(CompiledQuery.raw(text, [key]))).rows;
-  const bytesOf = async (key: string) => (await read<{ bytes: Uint8Array }>('SELECT bytes FROM inline_blobs WHERE key = ?', key))[0]?.bytes ?? null;
-  const inlined = async (key: string) => (await read<{ one: number }>('SELECT 1 AS one FROM inline_blobs WHERE key = ?', key)).length > 0;
+  // Compiled once; reads run at once while the connection is free (readNow), else through the queue.
+  const selectBytes = queryTemplate(db, 1, (key: string) => db.selectFrom('inline_blobs').select('bytes').where('key', '=', key), readNow);
+  const selectInlined = queryTemplate(db, 1, (key: string) => db.selectFrom('inline_blobs').select('key').where('key', '=', key), readNow);
   /** Whether the metadata has a row of the blob (any asset over it has). */
-  const recorded = async (key: string) => (await read<{ one: number }>('SELECT 1 AS one FROM blobs WHERE key = ?', key)).length > 0;
+  const selectRecorded = queryTemplate(db, 1, (key: string) => db.selectFrom('blobs').select('key').where('key', '=', key), readNow);
+  const insert = statementTemplate(3, (key: string, bytes: Uint8Array, at: number) =>
+    db
+      .insertInto('inline_blobs')
+      .values({ key, bytes, modified_at: at })
+      .onConflict((oc) => oc.column('key').doNothing()),
+  );
+  const bytesOf = async (key: string) => (await selectBytes(key))[0]?.bytes ?? null;
+  const inlined = async (key: string) => (await selectInlined(key)).length > 0;
+  const recorded = async (key: string) => (await selectRecorded(key)).length > 0;
 
   const store: BlobStore = {
     ...(outside.location !== undefined && { location: outside.location }),
@@ -135,7 +137,7 @@ function inlineBlobs(db: Kysely<Database>, outside: BlobStore, { maxBytes, readN
         },
 
         async commit(key) {
-          checkKey(key);
+          checkBlobKey(key);
           if (state !== 'open') throw new Error('blob writer is closed');
           state = 'committing';
           if (spilled || maxBytes === 0) {
@@ -151,10 +153,7 @@ function inlineBlobs(db: Kysely<Database>, outside: BlobStore, { maxBytes, readN
             return created;
           }
           const bytes = joined();
-          const inserted =
-            await sql`INSERT INTO inline_blobs (key, bytes, modified_at) VALUES (${key}, ${bytes}, ${Date.now()}) ON CONFLICT (key) DO NOTHING`.execute(
-              db,
-            );
+          const inserted = await insert(db, key, bytes, Date.now());
           state = 'done';
           if ((inserted.numAffectedRows ?? 0n) === 0n) return false;
           // A blob row of the key, where it had no inline row: its bytes are outside, stored before inlining
@@ -174,7 +173,7 @@ function inlineBlobs(db: Kysely<Database>, outside: BlobStore, { maxBytes, readN
     },
 
     async get(key, range) {
-      checkKey(key);
+      checkBlobKey(key);
       if (range) checkByteRange(range);
       const bytes = await bytesOf(key);
       if (!bytes) return outside.get(key, range);
@@ -182,13 +181,13 @@ function inlineBlobs(db: Kysely<Database>, outside: BlobStore, { maxBytes, readN
     },
 
     async has(key) {
-      checkKey(key);
+      checkBlobKey(key);
       return (await inlined(key)) || outside.has(key);
     },
 
     async delete(key) {
-      checkKey(key);
-      await sql`DELETE FROM inline_blobs WHERE key = ${key}`.execute(db);
+      checkBlobKey(key);
+      await db.deleteFrom('inline_blobs').where('key', '=', key).execute();
       await outside.delete(key);
     },
 
@@ -200,12 +199,13 @@ function inlineBlobs(db: Kysely<Database>, outside: BlobStore, { maxBytes, readN
   store.list = async function* () {
     // By pages in key order, so a large table is never all in memory, and the connection is free between pages.
     for (let after = ''; ; ) {
-      const rows = (
-        await sql<{
-          key: string;
-          modified_at: number | bigint;
-        }>`SELECT key, modified_at FROM inline_blobs WHERE key > ${after} ORDER BY key LIMIT ${LIST_PAGE}`.execute(db)
-      ).rows;
+      const rows = await db
+        .selectFrom('inline_blobs')
+        .select(['key', 'modified_at'])
+        .where('key', '>', after)
+        .orderBy('key')
+        .limit(LIST_PAGE)
+        .execute();
       for (const row of rows) yield { key: row.key, modified_at: Number(row.modified_at) };
       if (rows.length < LIST_PAGE) break;
       after = rows[rows.length - 1]!.key;

@@ -57,6 +57,13 @@ export interface AssetsTable {
   output_type: string | null;
 }
 
+/** SQLite only, made by inline-blobs.ts (no migration: PostgreSQL keeps every blob outside): small blobs' bytes. */
+export interface InlineBlobsTable {
+  key: string;
+  bytes: Uint8Array;
+  modified_at: Int8;
+}
+
 export interface BlockedBlobsTable {
   key: string;
   reason: string;
@@ -183,6 +190,7 @@ export interface Database {
   event_payloads: EventPayloadsTable;
   worker_slots: WorkerSlotsTable;
   blocked_blobs: BlockedBlobsTable;
+  inline_blobs: InlineBlobsTable;
   jobs: JobsTable;
   counters: CountersTable;
   settings: SettingsTable;
