@@ -3,9 +3,11 @@
 // - through graphrun: POST /api/v2/jobs, then GET .../events (SSE, as a client
 //   that shows live status does) until the terminal `status` event, which
 //   carries the job's outputs, already copied off the worker into graphrun's store;
-// - straight to a worker: what graphrun itself does for a job, as a script
-//   would: POST /prompt with a client id, follow the worker's /ws until
-//   `executing` with node null, GET /history/{id}, then GET /view for every file.
+// - straight to a worker, as a script written after the engine's own example
+//   client (websocket_api_example.py) does: POST /prompt with a client id,
+//   follow the worker's /ws until `executing` with node null, GET
+//   /history/{id}, then GET /view for every file. graphrun makes the same
+//   requests but /history, which it skips when its socket heard the whole run.
 import { randomUUID } from 'node:crypto';
 import { WebSocket } from 'ws';
 import { SseReader } from '../test/helpers/sse-client.ts';

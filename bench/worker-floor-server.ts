@@ -5,8 +5,9 @@
 // no database, no validation, no auth, no graphrun code. What it keeps of a
 // relay's duties: one job at a time per worker (the rest wait in memory), the
 // job's outputs copied off the worker and fsynced to a file in argv[2] before
-// the job is done (the durability a storage server owes), and the worker's
-// /history checked before success is reported (as graphrun does). Worker URLs
+// the job is done (the durability a storage server owes), and success taken
+// from the worker's messages (as graphrun takes it when its socket heard the
+// whole run: no /history request). Worker URLs
 // are argv[3..]. Speaks worker-server.ts's IPC: 'ready' once every worker's
 // WebSocket is open, 'cpu', 'stop'.
 import { randomUUID } from 'node:crypto';
@@ -30,6 +31,8 @@ interface Job {
   status: 'queued' | 'running' | 'succeeded' | 'failed';
   outputs: Output[];
   error?: string;
+  /** The worker sent execution_success. */
+  succeeded: boolean;
   /** Files being copied off the worker; each settles (never rejects) once its file is durable or `error` is set. */
   copies: Promise<void>[];
   /** Open event streams. */
@@ -99,15 +102,10 @@ async function copy(w: Worker, job: Job, n: number, f: { filename: string; subfo
   job.outputs.push({ name, content_type: 'image/png', size: bytes.length });
 }
 
-/** At the prompt's end: success once the worker's history says so and every output is durable. */
-async function finish(w: Worker, job: Job): Promise<void> {
-  try {
-    const entry = JSON.parse((await call(`${w.url}/history/${job.id}`)).toString())[job.id];
-    if (entry?.status?.status_str !== 'success') throw new Error(`history says ${JSON.stringify(entry?.status)}`);
-    await Promise.all(job.copies);
-  } catch (err) {
-    job.error ??= (err as Error).message;
-  }
+/** At the prompt's end: success once the worker said so and every output is durable. */
+async function finish(w: Worker, job: Job, succeeded: boolean): Promise<void> {
+  if (!succeeded) job.error ??= 'the worker ended the prompt without execution_success';
+  await Promise.all(job.copies);
   end(w, job);
 }
 
@@ -122,8 +120,10 @@ function connect(w: Worker): Promise<void> {
     if (msg.type === 'executed') {
       for (const f of msg.data.output?.images ?? [])
         job.copies.push(copy(w, job, job.copies.length, f).catch((err: Error) => void (job.error ??= err.message)));
+    } else if (msg.type === 'execution_success') {
+      job.succeeded = true;
     } else if (msg.type === 'executing' && msg.data.node === null) {
-      void finish(w, job);
+      void finish(w, job, job.succeeded);
     } else if (msg.type === 'execution_error') {
       end(w, job, String(msg.data.exception_message));
     }
@@ -143,7 +143,15 @@ const server = createServer(async (req, res) => {
   if (req.method === 'POST' && url === '/api/v2/jobs') {
     let body = '';
     for await (const chunk of req) body += chunk;
-    const job: Job = { id: randomUUID(), workflow: JSON.parse(body).workflow, status: 'queued', outputs: [], copies: [], streams: new Set() };
+    const job: Job = {
+      id: randomUUID(),
+      workflow: JSON.parse(body).workflow,
+      status: 'queued',
+      outputs: [],
+      succeeded: false,
+      copies: [],
+      streams: new Set(),
+    };
     jobs.set(job.id, job);
     waiting.push(job);
     dispatch(); // before answering, so the 201 tells whether it runs yet

@@ -11,8 +11,9 @@
 //   runs each job on a free worker, and fsyncs its output to a file before the
 //   terminal status. It is the least any relay costs on this machine: what
 //   graphrun adds above it is graphrun's own, what it adds below it is not;
-// - straight to the workers (the baseline), doing what graphrun does for a
-//   job: POST /prompt, follow /ws to the end, GET /history and /view.
+// - straight to the workers (the baseline), as the engine's example client
+//   does: POST /prompt, follow /ws to the end, GET /history and /view (graphrun
+//   and the floor skip /history when their socket heard the whole run).
 // All keep 2 jobs in flight (one per worker slot). Each path's jobs run in two
 // halves, in the order direct, graphrun, floor, floor, graphrun, direct: every
 // path's halves sit symmetrically about the middle of the run, so a machine

@@ -276,6 +276,8 @@ describe('a worker whose /history hangs', () => {
   it('the cross-check times out and is tried again: the job still completes', async () => {
     s = await startWorkerService({ engine: { requestTimeoutMs: 300 } });
     const [w] = s.workers;
+    // A dropped socket: only the history can say how the job ended.
+    w.failures.dropWebSocketsAfter = 3;
     w.failures.routes.push({ route: 'GET /history', hang: true, times: 1 });
     const job = await submitOk(s, saveImageWorkflow(0x0a0b0c));
     const done = await waitForJob(s, job.id, 'succeeded', 5000);

@@ -66,4 +66,27 @@ describe('outputs of a job on the real engine server', () => {
       else expect(new TextDecoder().decode(bytes)).toBe('shown text');
     }
   });
+
+  it("a repeated workflow, served from the server's cache, has the first run's outputs, byte for byte", async () => {
+    const w = workflow();
+    const run = async () => {
+      const job = await waitForJob(h, (await submitOk(h, w)).id, ['succeeded', 'failed'], 120_000);
+      expect(job.status, JSON.stringify(job.error)).toBe('succeeded');
+      return job;
+    };
+    const first = await run();
+    const again = await run();
+    const view = async (job: any) =>
+      Promise.all(
+        job.outputs.map(async (o: any) => [
+          o.node_id,
+          o.name,
+          o.type,
+          o.hash,
+          Buffer.from(await (await h.fetch(o.url)).arrayBuffer()).toString('base64'),
+        ]),
+      ).then((rows) => rows.sort((a, b) => `${a[0]}${a[1]}`.localeCompare(`${b[0]}${b[1]}`)));
+    expect(await view(again)).toEqual(await view(first));
+    expect(again.outputs).toHaveLength(6);
+  });
 });

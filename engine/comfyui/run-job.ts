@@ -7,9 +7,10 @@
 // its `executed` message arrives, and that event goes out only once they are,
 // so it names what we stored; the messages behind it wait, keeping the
 // worker's order. At the end the history entry commits what the messages
-// missed.
+// missed; when the socket was up from the submit to the end, they missed
+// nothing and the history is not asked for (heardAll).
 import { isRecord } from '../../lib/is-record.ts';
-import { type EngineEvent, type EngineJob, type ExecutionContext, ExecutionError, JobAbort, type OutputAsset } from '../types.ts';
+import { type EngineEvent, type EngineJob, type ExecutionContext, ExecutionError, JobAbort, type OutputAsset, type Workflow } from '../types.ts';
 import { createEventOrder } from './event-order.ts';
 import { executionErrorOf, JOB_TIMEOUT } from './exception-types.ts';
 import { outputsOf, verdictOf } from './history-entry.ts';
@@ -42,6 +43,8 @@ export interface RunJobOptions {
 
 type End =
   | { kind: 'history'; entry: Record<string, unknown> }
+  /** The prompt succeeded and every message of it was heard: nothing for the history to add. */
+  | { kind: 'heard' }
   | { kind: 'error'; error: ExecutionError }
   | { kind: 'interrupted'; data: Record<string, unknown> }
   | { kind: 'lost'; why: string }
@@ -86,7 +89,7 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
   const lost = (why: string) => new WorkerLostError(`The worker ${worker.url} was lost: ${why}`, worker.url);
   ctx.signal.throwIfAborted();
 
-  let workflow;
+  let workflow: Workflow;
   try {
     workflow = await stageInputs(job.workflow, worker.defs ?? {}, ctx, client);
   } catch (err) {
@@ -119,6 +122,10 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
   let endedBeforeSubmit = false;
   let runningNode: string | null = null;
   const executedSeen = new Set<string>();
+  // Every message of the prompt reached us: the socket was up when it was submitted and has not dropped since.
+  let heardAll = false;
+  let succeeded = false;
+  let cachedNodes: string[] = [];
   let unreachableSince: number | null = null;
   let checking = false;
   let successTimer: ReturnType<typeof setTimeout> | undefined;
@@ -171,6 +178,7 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
       const mapped = mapMessage(msg, workflow);
       if (msg.type === 'executing') runningNode = typeof msg.data.node === 'string' ? msg.data.node : null;
       for (const event of mapped.events) {
+        if (event.type === 'cached') cachedNodes = event.node_ids;
         if (event.type === 'executed') {
           executedSeen.add(event.node_id);
           order.push(async () => emit({ ...event, output: await outputs.commit(event.node_id, event.output) }));
@@ -180,13 +188,15 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
       }
       switch (mapped.ending?.kind) {
         case 'success':
+          succeeded = true;
           if (!submitted) endedBeforeSubmit = true;
           // The history follows with `executing: null`; if that never comes, look anyway.
           successTimer = setTimeout(() => void crossCheck().catch(() => {}), 250);
           break;
         case 'finished':
           if (!submitted) endedBeforeSubmit = true;
-          void crossCheck().catch(() => {});
+          if (succeeded && heardAll && cachedOutputsHeard()) end({ kind: 'heard' });
+          else void crossCheck().catch(() => {});
           break;
         case 'error':
           end({ kind: 'error', error: executionErrorOf(mapped.ending.data) });
@@ -202,6 +212,7 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
       if (event) order.push(() => emit(event));
     },
     onSocketDown() {
+      heardAll = false;
       clearTimeout(tick);
       scheduleTick();
     },
@@ -209,6 +220,15 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
       void crossCheck().catch(() => {});
     },
   };
+
+  /**
+   * Whether each cached output node was reported `executed`. Engine servers
+   * before 2024's execution model send no `executed` for a cached node; only
+   * their history lists its files.
+   */
+  function cachedOutputsHeard(): boolean {
+    return cachedNodes.every((node) => executedSeen.has(node) || worker.defs?.[workflow[node]?.class_type ?? '']?.output_node === false);
+  }
 
   let timedOut = false;
   const timeoutError = () => new ExecutionError(`The job did not finish on the worker within ${opts.jobTimeoutMs} ms.`, JOB_TIMEOUT);
@@ -252,6 +272,8 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
       // A worker that was only cut off still runs (or ran) the prompt: follow that run rather than start a second.
       // The queue first: a prompt's history is written before it leaves the queue, so one ending in between is not missed.
       const known = opts.resume && (Object.values(await client.queue()).some((ids) => ids.includes(id)) || (await client.history(id)) !== null);
+      // A run followed from the middle has missed the messages before.
+      heardAll = !known && worker.socket?.connected() === true;
       res = known ? null : await client.submit(payload);
     } catch (err) {
       if (isWorkerFault(err)) throw lost(messageOf(err));
@@ -266,6 +288,8 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
     if (result.kind === 'aborted' || result.kind === 'timeout' || result.kind === 'lost') halt.abort(new Error(`the run ended: ${result.kind}`));
     // Nodes that finished before the end keep their files (a failed job shows what it made), and their events go out first.
     await order.drained();
+    // A cancel that came while those went out (after the worker's end, before ours) still wins.
+    if ((result.kind === 'heard' || result.kind === 'history') && ctx.signal.aborted) throw ctx.signal.reason;
     switch (result.kind) {
       case 'aborted':
         // A shutdown leaves the prompt running: the next start finds it on the worker and follows it to its end.
@@ -284,6 +308,11 @@ export async function runJob(worker: PoolWorker, job: EngineJob, ctx: ExecutionC
         // The prompt runs on, for nothing now.
         cancelPrompt();
         throw commitFailure(result.error);
+      case 'heard': {
+        const failed = order.failure();
+        if (failed) throw commitFailure(failed.error);
+        return;
+      }
       case 'history': {
         const verdict = verdictOf(result.entry);
         if (verdict.kind === 'error') throw verdict.error;

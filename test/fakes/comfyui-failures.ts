@@ -57,6 +57,12 @@ export interface FakeWorkerFailures {
   error: InjectedError | null;
   /** `POST /api/jobs/{id}/cancel` exists (recent servers); false answers 404 like older ones. */
   jobCancelRoute: boolean;
+  /**
+   * A cached node is sent `executed` again (servers since 2024's execution
+   * model); false: only `execution_cached` names it and only the history
+   * lists its files, as older servers did.
+   */
+  cachedExecuted: boolean;
 }
 
 export const defaultFailures = (): FakeWorkerFailures => ({
@@ -69,6 +75,7 @@ export const defaultFailures = (): FakeWorkerFailures => ({
   nodeDelayMs: 0,
   error: null,
   jobCancelRoute: true,
+  cachedExecuted: true,
 });
 
 /** What the real server reports for each kind of failure (`exception_message` as sent: it ends with a newline, or with the tips). */

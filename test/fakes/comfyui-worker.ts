@@ -100,14 +100,16 @@ export async function startFakeWorker(opts: FakeWorkerOptions = {}): Promise<Fak
   const classes = new Map(nodes.map((n) => [n.definition.name, n]));
   const cache = createNodeCache({ classOf: (name) => classes.get(name), readInput: (name) => files.readInput(name) });
 
-  // Messages of the prompt running now, counted for the dropWebSocketsAfter switch.
-  let promptMessages = { prompt_id: '', count: 0 };
+  // Messages of the prompt running now, counted for the dropWebSocketsAfter switch; its cached nodes, for cachedExecuted.
+  let promptMessages = { prompt_id: '', count: 0, cached: new Set<unknown>() };
   const queue: PromptQueue = createPromptQueue({
     engine,
     files,
     cache,
     send(client_id, prompt_id, msg) {
-      if (promptMessages.prompt_id !== prompt_id) promptMessages = { prompt_id, count: 0 };
+      if (promptMessages.prompt_id !== prompt_id) promptMessages = { prompt_id, count: 0, cached: new Set() };
+      if (msg.kind === 'json' && msg.type === 'execution_cached' && Array.isArray(msg.data.nodes)) promptMessages.cached = new Set(msg.data.nodes);
+      if (!failures.cachedExecuted && msg.kind === 'json' && msg.type === 'executed' && promptMessages.cached.has(msg.data.node)) return;
       // Progress text goes to every socket, as the real server sends it.
       if (msg.kind === 'text') hub.toAll(msg);
       else hub.toClient(client_id, msg);
