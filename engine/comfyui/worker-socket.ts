@@ -31,6 +31,14 @@ export interface WorkerSocketOptions {
   backoffMaxMs?: number;
 }
 
+/**
+ * Messages that no job reads, left unparsed: `progress_state` restates every
+ * node of the prompt at each change (on a large graph, most of what the socket
+ * carries), `status` the queue's length. Matched as the engine server writes
+ * them (`type` first); one written otherwise is parsed, and mapped to nothing.
+ */
+const UNREAD = /^\{\s*"type"\s*:\s*"(?:progress_state|status)"/;
+
 export function openWorkerSocket(opts: WorkerSocketOptions): WorkerSocket {
   const wsUrl = `${opts.url.replace(/^http/, 'ws')}/ws?clientId=${encodeURIComponent(opts.clientId)}`;
   let ws: WebSocket | null = null;
@@ -74,9 +82,11 @@ export function openWorkerSocket(opts: WorkerSocketOptions): WorkerSocket {
         opts.handlers.onBinary(new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength));
         return;
       }
+      const text = data.toString();
+      if (UNREAD.test(text)) return;
       let msg: unknown;
       try {
-        msg = parseJson(data.toString());
+        msg = parseJson(text);
       } catch {
         return;
       }
