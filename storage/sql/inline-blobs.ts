@@ -13,6 +13,7 @@
 // outside (a later commit of it adds a row beside its file, and says it
 // created nothing; both go when the blob does).
 import { type Kysely, sql } from 'kysely';
+import { concatBytes } from '../../lib/bytes.ts';
 import { checkBlobKey } from '../blob-key.ts';
 import { checkByteRange } from '../byte-range.ts';
 import { copyBytes } from '../copy-bytes.ts';
@@ -113,18 +114,6 @@ function inlineBlobs(db: Kysely<Database>, outside: BlobStore, { maxBytes, readN
         });
         return spilled;
       };
-      const joined = () => {
-        // Most blobs come in one chunk, already copied.
-        if (buffered.length === 1) return buffered.pop()!;
-        const bytes = new Uint8Array(size);
-        let at = 0;
-        for (const part of buffered) {
-          bytes.set(part, at);
-          at += part.length;
-        }
-        buffered = [];
-        return bytes;
-      };
       return {
         async write(chunk) {
           if (state !== 'open') throw new Error('blob writer is closed');
@@ -152,7 +141,9 @@ function inlineBlobs(db: Kysely<Database>, outside: BlobStore, { maxBytes, readN
             state = 'done';
             return created;
           }
-          const bytes = joined();
+          // Most blobs come in one chunk, already copied.
+          const bytes = buffered.length === 1 ? buffered[0] : concatBytes(buffered);
+          buffered = [];
           const inserted = await insert(db, key, bytes, Date.now());
           state = 'done';
           if ((inserted.numAffectedRows ?? 0n) === 0n) return false;
