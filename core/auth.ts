@@ -1,9 +1,11 @@
 // v2 authentication: `Authorization: Bearer <key>`. Open by default (self-hosted);
 // a static token or account API keys (looked up by SHA-256 hash) make it required.
 // Every request resolves to an account, which owns everything it creates.
+
+import { sha256Hex } from '../lib/sha256.ts';
 import type { AccountRecord, AccountStore, MetadataStore } from '../storage/types.ts';
 import { ApiError } from './errors.ts';
-import { apiKeyHash, sha256Hex } from './hash.ts';
+import { apiKeyHash } from './hash.ts';
 import type { AccountOption } from './types.ts';
 
 /** The account that owns everything on a deployment without account keys. */

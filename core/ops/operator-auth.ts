@@ -1,10 +1,11 @@
 // The operator's routes (/metrics, /ops/*): open unless the service was given
 // an operatorToken, then only for `Authorization: Bearer <operatorToken>`.
 // Account keys never open them: an account sees its own jobs, not the fleet.
+
+import { sha256Hex } from '../../lib/sha256.ts';
 import { bearerToken } from '../auth.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { sha256Hex } from '../hash.ts';
 
 const digests = new WeakMap<ServiceContext, Promise<string>>();
 

@@ -5,6 +5,7 @@
 
 import { dict } from '../../lib/dict.ts';
 import { stringifyJson } from '../../lib/json.ts';
+import { sha256Hex } from '../../lib/sha256.ts';
 import type { Workflow } from '../types.ts';
 import { declaredInputs, type Link, readInput } from '../workflow-graph.ts';
 import type { LocalNode } from './define-node.ts';
@@ -93,8 +94,9 @@ export async function planExecution(workflow: Workflow, registry: NodeRegistry, 
     }
     p.cacheable &&= p.node.cacheable;
     // A fresh token makes the key unique; downstream keys embed it, so they are unique too.
+    // A digest keeps keys short: nested upstream keys would otherwise grow with the graph's depth.
     const token = p.node.cacheable ? null : crypto.randomUUID();
-    p.cache_key = await sha256(canonicalJson({ class_type: p.class_type, inputs: parts, token }));
+    p.cache_key = await sha256Hex(canonicalJson({ class_type: p.class_type, inputs: parts, token }));
   }
   return order;
 }
@@ -109,10 +111,4 @@ export function canonicalJson(value: unknown): string {
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return stringifyJson(value) ?? 'null';
-}
-
-// A digest keeps keys short: nested upstream keys would otherwise grow with the graph's depth.
-async function sha256(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
 }

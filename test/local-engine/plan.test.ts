@@ -1,5 +1,6 @@
 // Execution planning: a deterministic dependency order, cycle detection, and
 // cache keys that depend on what a node computes, not on its id.
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, DependencyCycleError, planExecution } from '../../engine/local/plan.ts';
 import { createRegistry } from '../../engine/local/registry.ts';
@@ -103,6 +104,14 @@ describe('planExecution: cache keys', () => {
     ]);
     for (const id of ['1', '3', '4']) expect(p1.find((p) => p.id === id)!.cache_key).not.toBe(p2.find((p) => p.id === id)!.cache_key);
     expect(p1.find((p) => p.id === '2')!.cache_key).toBe(p2.find((p) => p.id === '2')!.cache_key);
+  });
+
+  it("are the SHA-256 of the node's class and inputs, an upstream node by its key", async () => {
+    const plan = await planExecution(sum(''), registry, ['4']);
+    const key = (id: string) => plan.find((p) => p.id === id)!.cache_key;
+    const digest = (value: unknown) => createHash('sha256').update(canonicalJson(value)).digest('hex');
+    expect(key('1')).toBe(digest({ class_type: 'Number', inputs: { value: { value: 3 } }, token: null }));
+    expect(key('3')).toBe(digest({ class_type: 'Add', inputs: { a: { key: key('1'), output: 0 }, b: { key: key('2'), output: 0 } }, token: null }));
   });
 });
 

@@ -3,8 +3,9 @@
 // step). Every answer carries a Content-Security-Policy that lets the page
 // load and call this origin only (plus blob: and data: for output previews),
 // and is revalidated on each load, so an upgrade shows at once.
+
+import { sha256Hex } from '../../../lib/sha256.ts';
 import { notFound } from '../../errors.ts';
-import { sha256Hex } from '../../hash.ts';
 import { mountPrefix } from '../../http/links.ts';
 import type { Route } from '../../http/surface.ts';
 import { DASHBOARD_FILES } from './files.ts';
