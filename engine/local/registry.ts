@@ -21,9 +21,11 @@ export function createRegistry(nodes: LocalNode[]): NodeRegistry {
     if (byName.has(node.definition.name)) throw new Error(`duplicate node class: ${node.definition.name}`);
     byName.set(node.definition.name, node);
   }
+  // The classes are fixed at creation, and every submission and run reads the map (frozen: shared by all readers).
+  const definitions = Object.freeze(Object.fromEntries([...byName].map(([name, node]) => [name, node.definition])));
   return {
     get: (classType) => byName.get(classType),
-    definitions: () => Object.fromEntries([...byName].map(([name, node]) => [name, node.definition])),
+    definitions: () => definitions,
     list: () => [...byName.values()],
     definitionOf: (classType) => byName.get(classType)?.definition,
   };
