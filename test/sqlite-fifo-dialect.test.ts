@@ -124,3 +124,86 @@ describe('FifoSqliteDialect', () => {
     expect(dialect.readNow(select, [])).toBeUndefined();
   });
 });
+
+describe('FifoSqliteDialect.transact', () => {
+  const insert = (id: number, v: string) => db.insertInto('t').values({ id, v }).compile();
+  const rows = () => db.selectFrom('t').selectAll().orderBy('id').execute();
+
+  it('is refused until kysely has opened the driver, and after it closed it', async () => {
+    dialect = new FifoSqliteDialect({ database: new BetterSqlite3(':memory:') });
+    db = new Kysely<Db>({ dialect });
+    expect(dialect.open).toBe(false);
+    await expect(dialect.transact(async () => 1)).rejects.toThrow('not open');
+    await sql`select 1`.execute(db);
+    expect(dialect.open).toBe(true);
+    await db.destroy();
+    expect(dialect.open).toBe(false);
+  });
+
+  it("commits the callback's statements and answers its result, in its turn among other queries", async () => {
+    await open();
+    const order: string[] = [];
+    const held = db.transaction().execute(async (trx) => {
+      await trx.insertInto('t').values({ id: 1, v: 'first' }).execute();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      order.push('kysely');
+    });
+    const result = dialect.transact(async (tx) => {
+      const seen = await tx.executeQuery(db.selectFrom('t').select('v').compile());
+      await tx.executeQuery(insert(2, 'second'));
+      order.push('transact');
+      return seen.rows;
+    });
+    await held;
+    expect(await result).toEqual([{ v: 'first' }]);
+    expect(order).toEqual(['kysely', 'transact']);
+    expect(await rows()).toEqual([
+      { id: 1, v: 'first' },
+      { id: 2, v: 'second' },
+    ]);
+  });
+
+  it('rolls back only its own writes when the callback throws or a statement fails, and frees the connection', async () => {
+    await open();
+    await dialect.transact((tx) => tx.executeQuery(insert(1, 'kept')));
+    await expect(
+      dialect.transact(async (tx) => {
+        await tx.executeQuery(insert(2, 'undone'));
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    await expect(
+      dialect.transact(async (tx) => {
+        await tx.executeQuery(insert(3, 'undone too'));
+        await tx.executeQuery(insert(1, 'same key'));
+      }),
+    ).rejects.toThrow(/UNIQUE constraint failed/);
+    expect(await rows()).toEqual([{ id: 1, v: 'kept' }]);
+    expect(await db.selectFrom('t').select('id').where('id', '=', 1).execute()).toEqual([{ id: 1 }]);
+  });
+
+  it('runs many at once one after another: each reads what the one before it wrote', async () => {
+    await open();
+    await dialect.transact((tx) => tx.executeQuery(insert(1, '0')));
+    const read = db.selectFrom('t').select('v').where('id', '=', 1).compile();
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        dialect
+          .transact(async (tx) => {
+            const [row] = (await tx.executeQuery(read)).rows;
+            await tx.executeQuery(
+              db
+                .updateTable('t')
+                .set({ v: String(Number(row.v) + 1) })
+                .where('id', '=', 1)
+                .compile(),
+            );
+            // One in five fails after writing: its increment must not count.
+            if (i % 5 === 4) throw new Error('undone');
+          })
+          .catch(() => undefined),
+      ),
+    );
+    expect(await rows()).toEqual([{ id: 1, v: '40' }]);
+  });
+});

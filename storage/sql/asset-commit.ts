@@ -4,11 +4,11 @@
 import { type Kysely, sql } from 'kysely';
 import { type AssetStore, LeaseLostError } from '../types.ts';
 import { ACTIVE } from './job-claim.ts';
-import { statementTemplate } from './query-template.ts';
+import { statementTemplate, type Transact } from './query-template.ts';
 import { selectAssets, toAsset } from './rows.ts';
 import type { Database } from './schema.ts';
 
-export function createSqlAssetCommit(db: Kysely<Database>): AssetStore['commitAsset'] {
+export function createSqlAssetCommit(db: Kysely<Database>, transact: Transact): AssetStore['commitAsset'] {
   const bumpView = (id: string) => db.updateTable('jobs').set({ view_version: sql<number>`view_version + 1` }).where('id', '=', id);
   const fenced = statementTemplate(2, (jobId: string, token: number) =>
     bumpView(jobId).where('lease_token', '=', token).where('status', 'in', ACTIVE),
@@ -42,7 +42,7 @@ export function createSqlAssetCommit(db: Kysely<Database>): AssetStore['commitAs
   const committed = statementTemplate(1, (id: string) => selectAssets(db).where('assets.id', '=', id));
 
   return async (blob, asset, fence) =>
-    db.transaction().execute(async (tx) => {
+    transact(async (tx) => {
       if (fence) {
         // The write of the job's row holds it until commit: a runner taking the job
         // back (which bumps the token) waits, or this finds the token moved on.

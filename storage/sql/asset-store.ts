@@ -5,12 +5,15 @@ import type { Kysely } from 'kysely';
 import type { AssetStore } from '../types.ts';
 import { createSqlAssetCleanup } from './asset-cleanup.ts';
 import { createSqlAssetCommit } from './asset-commit.ts';
-import { type DirectReader, queryTemplate } from './query-template.ts';
+import { type DirectReader, kyselyTransact, queryTemplate, type Transact } from './query-template.ts';
 import { bumpViews, live, selectAssets, toAsset, toBlob } from './rows.ts';
 import type { Database } from './schema.ts';
 
-/** `direct`: runs the hot job-output read without kysely's executor when the dialect can (SQLite). */
-export function createSqlAssetStore(db: Kysely<Database>, direct?: DirectReader): AssetStore {
+/**
+ * `direct`: runs the hot job-output read without kysely's executor when the
+ * dialect can (SQLite); `transact`: runs an asset's commit (kysely's by default).
+ */
+export function createSqlAssetStore(db: Kysely<Database>, direct?: DirectReader, transact: Transact = kyselyTransact(db)): AssetStore {
   // The second read of every GET /api/v2/jobs/{id}, compiled once. Assets
   // carry no commit sequence; created_at (stamped at commit) then id stands in for it.
   const jobAssets = queryTemplate(
@@ -41,7 +44,7 @@ export function createSqlAssetStore(db: Kysely<Database>, direct?: DirectReader)
   return {
     ...createSqlAssetCleanup(db, direct),
 
-    commitAsset: createSqlAssetCommit(db),
+    commitAsset: createSqlAssetCommit(db, transact),
     async setBlobHash(key, hash) {
       await db.updateTable('blobs').set({ hash }).where('key', '=', key).execute();
     },

@@ -4,7 +4,7 @@
 // (query-template.ts).
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { JobStore } from '../types.ts';
-import { statementTemplate } from './query-template.ts';
+import { statementTemplate, type Transact } from './query-template.ts';
 import type { QueueCounts } from './queue-counts.ts';
 import { CLAIMED_COLUMNS, toClaimedJob } from './rows.ts';
 import { type Database, toNumber } from './schema.ts';
@@ -35,8 +35,8 @@ const CLAIM_PICKS = 3;
  * `rowLocks`: the dialect has row locks (PostgreSQL): a claim locks the job
  * it picks (FOR UPDATE SKIP LOCKED). SQLite runs one write transaction at a time instead.
  */
-export function createSqlJobClaim(db: Kysely<Database>, counts: QueueCounts, rowLocks: boolean): JobStore['claimJob'] {
-  if (!rowLocks) return createSerialClaim(db, counts);
+export function createSqlJobClaim(db: Kysely<Database>, counts: QueueCounts, rowLocks: boolean, transact: Transact): JobStore['claimJob'] {
+  if (!rowLocks) return createSerialClaim(db, counts, transact);
   const takeTurn = compiledTakeTurn(db);
   const active = statementTemplate(1, (accountId: string) =>
     db
@@ -102,7 +102,7 @@ export function createSqlJobClaim(db: Kysely<Database>, counts: QueueCounts, row
  * every started job runs them, and on SQLite each statement costs more in
  * place (caches cold after a request's work) than in a loop.
  */
-function createSerialClaim(db: Kysely<Database>, counts: QueueCounts): JobStore['claimJob'] {
+function createSerialClaim(db: Kysely<Database>, counts: QueueCounts, transact: Transact): JobStore['claimJob'] {
   const statement = (alone: boolean) =>
     statementTemplate(5, (accountId: string, limit: number, now: number, owner: string, expiresAt: number) => {
       const claim = db
@@ -142,7 +142,7 @@ function createSerialClaim(db: Kysely<Database>, counts: QueueCounts): JobStore[
   return async ({ account_id, limit, owner, now, lease_ms, alone }) => {
     if (limit <= 0) return null;
     const claim = alone ? claims.alone : claims.shared;
-    return db.transaction().execute(async (tx) => {
+    return transact(async (tx) => {
       const [row] = (await claim(tx, account_id, limit, now, owner, now + lease_ms)).rows;
       if (!row) return null;
       await stamp(tx, claimCounter(account_id), now);

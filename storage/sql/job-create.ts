@@ -23,7 +23,7 @@
 import type { Kysely } from 'kysely';
 import { stringifyJson } from '../../lib/json.ts';
 import { type BoundedJob, FRESH_JOB, type JobSummary, type NewJob, type QueueBounds, type QueueRefusal } from '../types.ts';
-import { statementTemplate } from './query-template.ts';
+import { statementTemplate, type Transact } from './query-template.ts';
 import { type QueueCounts, queueDelta } from './queue-counts.ts';
 import { type Database, toNumber } from './schema.ts';
 
@@ -39,7 +39,7 @@ type CreateJob = {
   (job: NewJob, bounds: QueueBounds): Promise<BoundedJob | QueueRefusal>;
 };
 
-export function createSqlJobInsert(db: Kysely<Database>, counts: QueueCounts): CreateJob {
+export function createSqlJobInsert(db: Kysely<Database>, counts: QueueCounts, transact: Transact): CreateJob {
   // Every submission runs these; compiled once (query-template.ts).
   const nextSeq = statementTemplate(0, () =>
     db
@@ -84,7 +84,7 @@ export function createSqlJobInsert(db: Kysely<Database>, counts: QueueCounts): C
     const workflowText = stringifyJson(workflow);
     const metadataText = json(metadata);
     let before: number | undefined;
-    const created = await db.transaction().execute(async (tx): Promise<Inserted | QueueRefusal> => {
+    const created = await transact(async (tx): Promise<Inserted | QueueRefusal> => {
       const [{ value }] = (await nextSeq(tx)).rows;
       const { maxQueued, maxQueuedPerAccount } = bounds;
       // A refusal leaves the transaction by returning, not throwing: the counter's bump is

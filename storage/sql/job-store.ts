@@ -14,7 +14,7 @@ import { createSqlJobListing } from './job-listing.ts';
 import { createSqlJobQueueReads } from './job-queue-reads.ts';
 import { createSqlJobTierCounts } from './job-tier-counts.ts';
 import { createSqlJobTransitions } from './job-transition.ts';
-import { type DirectReader, queryTemplate } from './query-template.ts';
+import { type DirectReader, kyselyTransact, queryTemplate, type Transact } from './query-template.ts';
 import { createQueueCounts, repairQueueCounts } from './queue-counts.ts';
 import { JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
 import { type Database, toNumber } from './schema.ts';
@@ -32,10 +32,12 @@ export interface SqlJobStoreOptions {
    * taking back. SQLite runs one write transaction at a time instead.
    */
   rowLocks?: boolean;
+  /** Runs the hot transactions (a submission, a claim); kysely's by default. */
+  transact?: Transact;
 }
 
 export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions = {}): JobStore {
-  const { direct, rowLocks = false } = opts;
+  const { direct, rowLocks = false, transact = kyselyTransact(db) } = opts;
   // The first read of every GET /api/v2/jobs/{id} (the second, its outputs,
   // is in asset-store.ts), compiled once.
   const ownJob = queryTemplate(
@@ -73,8 +75,8 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
     ...createSqlJobQueueReads(db, direct),
     ...createSqlJobTransitions(db, counts),
 
-    createJob: createSqlJobInsert(db, counts),
-    claimJob: createSqlJobClaim(db, counts, rowLocks),
+    createJob: createSqlJobInsert(db, counts, transact),
+    claimJob: createSqlJobClaim(db, counts, rowLocks, transact),
     async getJob(accountId, id) {
       const [row] = await ownJob(id, accountId);
       return row ? toJobSummary(row) : null;

@@ -12,7 +12,7 @@ import { createSqlEngineServerStore } from './engine-server-store.ts';
 import { createSqlIdempotencyStore } from './idempotency-store.ts';
 import { createSqlJobStore } from './job-store.ts';
 import { createSqlLifecycle } from './lifecycle.ts';
-import type { DirectReader } from './query-template.ts';
+import type { DirectReader, Transact } from './query-template.ts';
 import type { Database } from './schema.ts';
 import { createSqlSettingsStore } from './settings-store.ts';
 import { createSqlVideoTaskStore } from './video-task-store.ts';
@@ -21,16 +21,21 @@ import { createSqlWorkerSlotStore } from './worker-slot-store.ts';
 
 /**
  * `direct`: how the dialect runs a hot read without kysely's executor, if it
- * can (see DirectReader); `rowLocks`: the dialect has them (PostgreSQL).
+ * can (see DirectReader); `rowLocks`: the dialect has them (PostgreSQL);
+ * `transact`: how it runs the hot transactions, if not as kysely's (see Transact).
  */
-export function createSqlMetadataStore(db: Kysely<Database>, direct?: DirectReader, opts: { rowLocks?: boolean } = {}): MetadataStore {
+export function createSqlMetadataStore(
+  db: Kysely<Database>,
+  direct?: DirectReader,
+  opts: { rowLocks?: boolean; transact?: Transact } = {},
+): MetadataStore {
   return {
     ...createSqlLifecycle(db),
     ...createSqlSettingsStore(db),
     ...createSqlAccountStore(db, direct),
     ...createSqlIdempotencyStore(db),
-    ...createSqlAssetStore(db, direct),
-    ...createSqlJobStore(db, { direct, rowLocks: opts.rowLocks }),
+    ...createSqlAssetStore(db, direct, opts.transact),
+    ...createSqlJobStore(db, { direct, rowLocks: opts.rowLocks, transact: opts.transact }),
     ...createSqlVideoTaskStore(db),
     ...createSqlWebhookOutboxStore(db),
     workerSlots: createSqlWorkerSlotStore(db),

@@ -67,6 +67,19 @@ export interface Executor {
 }
 
 /**
+ * Runs `fn` as one transaction, its statements on the executor it is given:
+ * committed when `fn` resolves, rolled back when it rejects. kyselyTransact is
+ * kysely's own; a dialect may hand one that skips kysely's transaction
+ * machinery (FifoSqliteDialect.transact).
+ */
+export type Transact = <T>(fn: (tx: Executor) => Promise<T>) => Promise<T>;
+
+export const kyselyTransact =
+  <DB>(db: Kysely<DB>): Transact =>
+  (fn) =>
+    db.transaction().execute(fn);
+
+/**
  * Any statement (see compileTemplate for `build`), run on the executor of
  * each call: a transaction's, or the database. The result is kysely's
  * (`rows`, `numAffectedRows`), as `executeQuery` gives it. `read`: a SELECT

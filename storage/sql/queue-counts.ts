@@ -4,7 +4,7 @@
 // jobs are read from a few rows instead of counting the queue; at a depth of
 // thousands those counts cost more than the rest of a submission.
 import { type Kysely, sql } from 'kysely';
-import { type DirectReader, statementTemplate } from './query-template.ts';
+import { type DirectReader, type Executor, statementTemplate } from './query-template.ts';
 import { type Database, toNumber } from './schema.ts';
 
 const QUEUED = 'queued';
@@ -14,11 +14,11 @@ export const queueDelta = (from: string | null, to: string): number => (to === Q
 
 export interface QueueCounts {
   /** Adds `delta` to the account's count, in the caller's transaction. */
-  adjust(tx: Kysely<Database>, accountId: string, delta: number): Promise<void>;
-  /** Queued jobs of the account, or of every account. */
-  count(db: Kysely<Database>, accountId?: string): Promise<number>;
+  adjust(tx: Executor, accountId: string, delta: number): Promise<void>;
+  /** Queued jobs of the account, or of every account: of `db` itself, or in a transaction. */
+  count(db: Executor, accountId?: string): Promise<number>;
   /** Both counts in one read: every account's, and this account's. */
-  both(db: Kysely<Database>, accountId: string): Promise<{ all: number; own: number }>;
+  both(db: Executor, accountId: string): Promise<{ all: number; own: number }>;
 }
 
 /**

@@ -26,6 +26,7 @@ import {
   type TransactionSettings,
 } from 'kysely';
 import { CommitGroups, type GroupDatabase } from './group-commit.ts';
+import type { Executor } from './query-template.ts';
 
 // Moves when another connection (of any process) has committed since this one last asked.
 const DATA_VERSION = 'PRAGMA data_version';
@@ -66,6 +67,10 @@ class FifoDriver implements Driver {
     const db = database as Partial<GroupDatabase> | undefined;
     if (db !== undefined && typeof db.inTransaction === 'boolean')
       this.#groups = new CommitGroups(db as GroupDatabase, () => this.#waiting.length > 0);
+  }
+
+  get ready(): boolean {
+    return this.#ready;
   }
 
   async init(): Promise<void> {
@@ -113,6 +118,30 @@ class FifoDriver implements Driver {
       executeQuery: (query) => groups.execute(query.sql, () => connection.executeQuery(query)),
       streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
     });
+  }
+
+  /**
+   * See FifoSqliteDialect.transact: what kysely's transaction does (acquire,
+   * begin, the callback, commit or roll back, release), minus the Kysely and
+   * connection provider it builds per transaction and the promise hops each
+   * statement takes through them.
+   */
+  async transact<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+    const connection = await this.acquireConnection();
+    let begun = false;
+    try {
+      await this.beginTransaction(connection, {});
+      begun = true;
+      const result = await fn({ executeQuery: (query) => connection.executeQuery(query) });
+      await this.commitTransaction(connection);
+      return result;
+    } catch (err) {
+      // As kysely does: a failed commit is rolled back too.
+      if (begun) await this.rollbackTransaction(connection);
+      throw err;
+    } finally {
+      await this.releaseConnection(connection);
+    }
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
@@ -186,6 +215,22 @@ export class FifoSqliteDialect extends SqliteDialect {
    */
   readNow(sql: string, parameters: readonly unknown[]): unknown[] | undefined {
     return this.#driver?.readNow(sql, parameters);
+  }
+
+  /**
+   * A Transact (query-template.ts) for statements compiled ahead
+   * (statementTemplate): a transaction straight on the driver, whose executor
+   * runs each compiled query on the connection. Not for kysely's query
+   * builder, which wants a Transaction.
+   */
+  transact<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+    if (this.#driver?.ready !== true) return Promise.reject(new Error('the SQLite driver is not open'));
+    return this.#driver.transact(fn);
+  }
+
+  /** True once kysely has opened the driver (its first query), and until it is destroyed: transact works. */
+  get open(): boolean {
+    return this.#driver?.ready === true;
   }
 
   /**

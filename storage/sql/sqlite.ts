@@ -5,6 +5,7 @@ import { Kysely, type SqliteDatabase } from 'kysely';
 import type { BlobStore, Storage } from '../types.ts';
 import { checkInlineBlobs, openInlineBlobs } from './inline-blobs.ts';
 import { createSqlMetadataStore } from './metadata-store.ts';
+import type { Transact } from './query-template.ts';
 import { claimRunnerLock, type OpenSqlite } from './runner-lock.ts';
 import type { Database } from './schema.ts';
 import { FifoSqliteDialect } from './sqlite-dialect.ts';
@@ -69,7 +70,9 @@ export async function createSqliteStorage(opts: SqliteStorageOptions): Promise<S
   // No plugins: rows straight from the driver are what kysely would return.
   const db = new Kysely<Database>({ dialect });
   let releaseRunner: (() => void) | undefined;
-  const store = createSqlMetadataStore(db, (sql, parameters) => dialect.readNow(sql, parameters));
+  // The hot transactions go straight to the driver once kysely has opened it (the migrations did).
+  const transact: Transact = (fn) => (dialect.open ? dialect.transact(fn) : db.transaction().execute(fn));
+  const store = createSqlMetadataStore(db, (sql, parameters) => dialect.readNow(sql, parameters), { transact });
   const metadata: typeof store = {
     ...store,
     commitMark: () => dialect.commitMark(),

@@ -3,7 +3,7 @@
 // behind and racing inserts never overshoot. Run from job-store.ts.
 import { expect, it } from 'vitest';
 import type { BoundedJob, JobStore, JobSummary, QueueRefusal } from '../../storage/types.ts';
-import { newJob } from './store-fixtures.ts';
+import { newJob, T0 } from './store-fixtures.ts';
 
 const job = newJob;
 const isRefusal = (r: JobSummary | QueueRefusal): r is QueueRefusal => 'refused' in r;
@@ -33,6 +33,19 @@ export function jobBoundCases(getStore: () => JobStore): void {
     // Inserts after a refusal go on in submission order.
     const next = inserted(await store.createJob(job('c1', { account_id: 'acc3' }), { maxQueued: 4 }));
     expect(next.seq).toBeGreaterThan(first.seq);
+  });
+
+  it('an insert that fails (its id taken) stores and counts nothing: the bounds and the order go on from the first', async () => {
+    const store = getStore();
+    const first = inserted(await store.createJob(job('a1'), { maxQueued: 2, maxQueuedPerAccount: 2 }));
+    await expect(store.createJob(job('a1', { created_at: T0 + 1 }), { maxQueued: 2, maxQueuedPerAccount: 2 })).rejects.toThrow();
+    expect(await store.getJobById('a1')).toMatchObject({ created_at: first.created_at });
+    expect(await store.countJobs(['queued'])).toBe(1);
+    // Counted twice, the account would be at its bound of 2 here.
+    const second = inserted(await store.createJob(job('a2'), { maxQueued: 2, maxQueuedPerAccount: 2 }));
+    expect(second.queued_before).toBe(1);
+    expect(second.seq).toBeGreaterThan(first.seq);
+    expect(await store.createJob(job('a3'), { maxQueued: 3, maxQueuedPerAccount: 2 })).toEqual({ refused: 'account', queued: 2, limit: 2 });
   });
 
   it('a job inserted under maxQueued says how many were queued before it, as that check counted them', async () => {
