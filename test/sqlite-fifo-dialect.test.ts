@@ -3,6 +3,7 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Executor } from '../storage/sql/query-template.ts';
 import { FifoSqliteDialect } from '../storage/sql/sqlite-dialect.ts';
 
 interface Db {
@@ -13,8 +14,34 @@ let db: Kysely<Db>;
 let dialect: FifoSqliteDialect;
 afterEach(() => db?.destroy());
 
-async function open() {
-  dialect = new FifoSqliteDialect({ database: new BetterSqlite3(':memory:') });
+/**
+ * `plain`: the driver hides `inTransaction`, as node:sqlite's adapter does: no group commit, kysely's
+ * own begin and commit. `failCommit.next`: the next COMMIT statement fails (disk I/O error).
+ */
+async function open(opts: { plain?: boolean; failCommit?: { next: boolean } } = {}) {
+  const raw = new BetterSqlite3(':memory:');
+  const database =
+    opts.plain || opts.failCommit
+      ? new Proxy(raw, {
+          get(target, prop) {
+            if (prop === 'inTransaction' && opts.plain) return undefined;
+            if (prop === 'prepare' && opts.failCommit)
+              return (text: string) => {
+                if (!/^\s*commit\b/i.test(text) || !opts.failCommit!.next) return target.prepare(text);
+                opts.failCommit!.next = false;
+                return {
+                  reader: false,
+                  run: () => {
+                    throw new Error('disk I/O error');
+                  },
+                };
+              };
+            const value = Reflect.get(target, prop);
+            return typeof value === 'function' ? value.bind(target) : value;
+          },
+        })
+      : raw;
+  dialect = new FifoSqliteDialect({ database });
   db = new Kysely<Db>({ dialect });
   await db.schema
     .createTable('t')
@@ -138,6 +165,7 @@ describe('FifoSqliteDialect.transact', () => {
     expect(dialect.open).toBe(true);
     await db.destroy();
     expect(dialect.open).toBe(false);
+    await expect(dialect.transact(async () => 1)).rejects.toThrow('not open');
   });
 
   it("commits the callback's statements and answers its result, in its turn among other queries", async () => {
@@ -163,8 +191,11 @@ describe('FifoSqliteDialect.transact', () => {
     ]);
   });
 
-  it('rolls back only its own writes when the callback throws or a statement fails, and frees the connection', async () => {
-    await open();
+  it.each([
+    ['with group commit', false],
+    ['on a driver that does not say whether a transaction is open', true],
+  ])('rolls back only its own writes when the callback throws or a statement fails, and frees the connection (%s)', async (_, plain) => {
+    await open({ plain });
     await dialect.transact((tx) => tx.executeQuery(insert(1, 'kept')));
     await expect(
       dialect.transact(async (tx) => {
@@ -179,7 +210,29 @@ describe('FifoSqliteDialect.transact', () => {
       }),
     ).rejects.toThrow(/UNIQUE constraint failed/);
     expect(await rows()).toEqual([{ id: 1, v: 'kept' }]);
-    expect(await db.selectFrom('t').select('id').where('id', '=', 1).execute()).toEqual([{ id: 1 }]);
+  });
+
+  it.each([
+    ['with group commit', false],
+    ['on a driver that does not say whether a transaction is open', true],
+  ])('fails when its commit fails, keeping none of its writes; the next one commits (%s)', async (_, plain) => {
+    const failCommit = { next: false };
+    await open({ plain, failCommit });
+    failCommit.next = true;
+    await expect(dialect.transact((tx) => tx.executeQuery(insert(1, 'lost')))).rejects.toThrow('disk I/O error');
+    expect(failCommit.next).toBe(false);
+    await dialect.transact((tx) => tx.executeQuery(insert(2, 'kept')));
+    expect(await rows()).toEqual([{ id: 2, v: 'kept' }]);
+  });
+
+  it('refuses a statement on its executor once it has ended', async () => {
+    await open();
+    let kept: Executor | undefined;
+    await dialect.transact(async (tx) => {
+      kept = tx;
+    });
+    await expect(kept!.executeQuery(insert(1, 'late'))).rejects.toThrow('the transaction has ended');
+    expect(await rows()).toEqual([]);
   });
 
   it('runs many at once one after another: each reads what the one before it wrote', async () => {

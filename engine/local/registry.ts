@@ -8,7 +8,7 @@ import type { LocalNode } from './define-node.ts';
 export interface NodeRegistry {
   get(classType: string): LocalNode | undefined;
   /** All definitions keyed by class name, in registration order (object_info). */
-  definitions(): Record<string, NodeDefinition>;
+  definitions(): Readonly<Record<string, NodeDefinition>>;
   list(): LocalNode[];
   /** A class's definition, what validation reads. */
   definitionOf: DefinitionOf;
@@ -21,7 +21,7 @@ export function createRegistry(nodes: LocalNode[]): NodeRegistry {
     if (byName.has(node.definition.name)) throw new Error(`duplicate node class: ${node.definition.name}`);
     byName.set(node.definition.name, node);
   }
-  // The classes are fixed at creation, and every submission and run reads the map (frozen: shared by all readers).
+  // The classes are fixed at creation, and every submission and run reads the map: one map, shared by all readers.
   const definitions = Object.freeze(Object.fromEntries([...byName].map(([name, node]) => [name, node.definition])));
   return {
     get: (classType) => byName.get(classType),

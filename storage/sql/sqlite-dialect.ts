@@ -129,10 +129,18 @@ class FifoDriver implements Driver {
   async transact<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
     const connection = await this.acquireConnection();
     let begun = false;
+    let over = false;
+    // As a kysely Transaction refuses statements once it ended: a stray one would run outside it, out of turn.
+    const tx: Executor = {
+      executeQuery: async (query) => {
+        if (over) throw new Error('the transaction has ended');
+        return connection.executeQuery(query);
+      },
+    };
     try {
       await this.beginTransaction(connection, {});
       begun = true;
-      const result = await fn({ executeQuery: (query) => connection.executeQuery(query) });
+      const result = await fn(tx);
       await this.commitTransaction(connection);
       return result;
     } catch (err) {
@@ -140,6 +148,7 @@ class FifoDriver implements Driver {
       if (begun) await this.rollbackTransaction(connection);
       throw err;
     } finally {
+      over = true;
       await this.releaseConnection(connection);
     }
   }
@@ -224,8 +233,8 @@ export class FifoSqliteDialect extends SqliteDialect {
    * builder, which wants a Transaction.
    */
   transact<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
-    if (this.#driver?.ready !== true) return Promise.reject(new Error('the SQLite driver is not open'));
-    return this.#driver.transact(fn);
+    if (!this.open) return Promise.reject(new Error('the SQLite driver is not open'));
+    return this.#driver!.transact(fn);
   }
 
   /** True once kysely has opened the driver (its first query), and until it is destroyed: transact works. */

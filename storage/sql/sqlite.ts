@@ -5,7 +5,7 @@ import { Kysely, type SqliteDatabase } from 'kysely';
 import type { BlobStore, Storage } from '../types.ts';
 import { checkInlineBlobs, openInlineBlobs } from './inline-blobs.ts';
 import { createSqlMetadataStore } from './metadata-store.ts';
-import type { Transact } from './query-template.ts';
+import { kyselyTransact, type Transact } from './query-template.ts';
 import { claimRunnerLock, type OpenSqlite } from './runner-lock.ts';
 import type { Database } from './schema.ts';
 import { FifoSqliteDialect } from './sqlite-dialect.ts';
@@ -71,7 +71,8 @@ export async function createSqliteStorage(opts: SqliteStorageOptions): Promise<S
   const db = new Kysely<Database>({ dialect });
   let releaseRunner: (() => void) | undefined;
   // The hot transactions go straight to the driver once kysely has opened it (the migrations did).
-  const transact: Transact = (fn) => (dialect.open ? dialect.transact(fn) : db.transaction().execute(fn));
+  const viaKysely = kyselyTransact(db);
+  const transact: Transact = (fn) => (dialect.open ? dialect.transact(fn) : viaKysely(fn));
   const store = createSqlMetadataStore(db, (sql, parameters) => dialect.readNow(sql, parameters), { transact });
   const metadata: typeof store = {
     ...store,
