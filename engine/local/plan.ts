@@ -103,12 +103,23 @@ export async function planExecution(workflow: Workflow, registry: NodeRegistry, 
 
 /** JSON with object keys sorted, so equal values give equal text. */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(',')}]`;
+  // Loops that append, not entries/filter/map/join: every node of every job is keyed twice
+  // (the memory check's twins, then the plan), so the arrays those make are most of its cost.
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += `${i === 0 ? '' : ','}${canonicalJson(value[i] ?? null)}`;
+    return `${out}]`;
+  }
   if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+    const record = value as Record<string, unknown>;
+    let out = '{';
+    // sort() with no comparator orders strings by UTF-16 code units, as `<` does.
+    for (const key of Object.keys(record).sort()) {
+      const v = record[key];
+      if (v === undefined) continue;
+      out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${canonicalJson(v)}`;
+    }
+    return `${out}}`;
   }
   return stringifyJson(value) ?? 'null';
 }

@@ -119,4 +119,9 @@ describe('canonicalJson', () => {
   it('sorts object keys at every depth and drops undefined', () => {
     expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: undefined } })).toBe('{"a":{"d":[1,{"x":1,"y":2}]},"b":1}');
   });
+
+  it('orders keys by UTF-16 code units (digits, capitals, then the rest), writes an absent array item as null, and keeps long integers', () => {
+    const value = { é: 1, b: 2, B: 3, '10': 4, '9': 5, '': 6, list: [undefined, 'a"b', 18446744073709551615n] };
+    expect(canonicalJson(value)).toBe('{"":6,"10":4,"9":5,"B":3,"b":2,"list":[null,"a\\"b",18446744073709551615],"é":1}');
+  });
 });
