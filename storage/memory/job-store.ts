@@ -58,8 +58,14 @@ export function createMemoryJobStore(
   const select = (pred: (j: StoredJob) => boolean) => [...jobs.values()].filter(pred).sort(bySeq);
   const selectOpen = (pred: (j: StoredJob) => boolean) => [...open.all()].filter(pred).sort(bySeq);
   /** select, through the open jobs alone when every wanted status is one of theirs. */
-  const selectStatuses = (statuses: readonly string[], pred: (j: StoredJob) => boolean) =>
-    statuses.every((s) => OPEN.has(s)) ? selectOpen(pred) : select(pred);
+  const onlyOpen = (statuses: readonly string[]) => statuses.every((s) => OPEN.has(s));
+  const selectStatuses = (statuses: readonly string[], pred: (j: StoredJob) => boolean) => (onlyOpen(statuses) ? selectOpen(pred) : select(pred));
+  /** How many of `from` pass `pred`: a count needs neither the array nor the order of a select. */
+  const countOf = (from: Iterable<StoredJob>, pred: (j: StoredJob) => boolean) => {
+    let n = 0;
+    for (const j of from) if (pred(j)) n++;
+    return n;
+  };
   const queuedOf = open.queuedCount;
 
   // The bounds are counted with no await before the insert: on one event loop that is one step.
@@ -209,13 +215,17 @@ export function createMemoryJobStore(
       // The admission check's count, on every submission: the queues' index knows it without a scan.
       if (statuses.length === 1 && statuses[0] === 'queued') return queuedOf(accountId);
       const wanted = new Set(statuses);
-      return selectStatuses(statuses, (j) => wanted.has(j.status) && (accountId === undefined || j.account_id === accountId)).length;
+      return countOf(
+        onlyOpen(statuses) ? open.all() : jobs.values(),
+        (j) => wanted.has(j.status) && (accountId === undefined || j.account_id === accountId),
+      );
     },
     async countQueuedBefore({ seq, account_id, priority }) {
-      return selectOpen(
+      return countOf(
+        open.all(),
         (j) =>
           j.status === 'queued' && (j.account_id === account_id ? j.priority > priority || (j.priority === priority && j.seq < seq) : j.seq < seq),
-      ).length;
+      );
     },
 
     async hideFromHistory(accountId, statuses, ids, at) {
