@@ -130,6 +130,65 @@ describe('sqlite storage specifics', () => {
         .map((row) => (row as { detail: string }).detail);
       expect(plan, sql).toEqual([expect.stringMatching(/^SEARCH jobs USING (COVERING )?INDEX /)]);
     }
+    // The pick order is read from the partial index of queued jobs (migration 0016): listing the queue and the account's own place.
+    const pickOrder = reads.filter(([sql]) => /order by "priority" desc|"priority" >/.test(sql));
+    expect(pickOrder).toHaveLength(2);
+    for (const [sql, parameters] of pickOrder) {
+      const [detail] = database
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        .all(...parameters)
+        .map((row) => (row as { detail: string }).detail);
+      expect(detail, sql).toMatch(/ INDEX jobs_queued_pick_idx /);
+    }
+    await storage.close();
+  });
+
+  it('a claim picks along the partial index of queued jobs, which holds queued jobs alone', async () => {
+    const filename = join(dir, 'pick.sqlite');
+    const claims: Array<[sql: string, parameters: unknown[]]> = [];
+    const database = new BetterSqlite3(filename);
+    const recording = {
+      prepare(sql: string) {
+        const stmt = database.prepare(sql);
+        if (!/^\s*update "jobs"[\s\S]*"next"/i.test(sql)) return stmt;
+        // The claim's runs are recorded with their parameters, to ask SQLite for its plan afterwards.
+        return new Proxy(stmt, {
+          get(target, key) {
+            const value = Reflect.get(target, key, target);
+            if (typeof value !== 'function') return value;
+            return (...args: unknown[]) => {
+              if (['all', 'get', 'run'].includes(String(key))) claims.push([sql, args.flat()]);
+              return value.apply(target, args);
+            };
+          },
+        });
+      },
+      exec: (sql: string) => database.exec(sql),
+      close: () => database.close(),
+    };
+    const storage = await createSqliteStorage({ filename: 'ignored', blobs: createMemoryBlobStore(), database: recording });
+    const store = storage.metadata;
+    for (let i = 0; i < 6; i++) {
+      await store.createJob({ id: `q${i}`, account_id: 'acc', status: 'queued', workflow: {}, created_at: 1, expires_at: 2, priority: i % 2 });
+    }
+    const claimed = await store.claimJob({ account_id: 'acc', limit: 10, owner: 'o', now: 5, lease_ms: 1000, alone: false });
+    // Priority first, then submission order: q1 is the first of the priority-1 jobs.
+    expect(claimed?.id).toBe('q1');
+    expect(await store.transitionJob('q1', 'running', 'succeeded', { completed_at: 6, lease: null })).not.toBeNull();
+    expect(claims).toHaveLength(1);
+    const [[sql, parameters]] = claims;
+    const plan = database
+      .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+      .all(...parameters)
+      .map((row) => (row as { detail: string }).detail);
+    expect(plan).toContain('SEARCH next USING INDEX jobs_queued_pick_idx (account_id=?)');
+    expect(plan.join('\n')).not.toMatch(/TEMP B-TREE|SCAN/);
+    // The index's entries are the queued jobs: the claimed and the finished one left it.
+    const indexed = database
+      .prepare(`select id from jobs indexed by jobs_queued_pick_idx where account_id = 'acc' and status = 'queued'`)
+      .pluck()
+      .all();
+    expect(indexed).toEqual(['q3', 'q5', 'q0', 'q2', 'q4']);
     await storage.close();
   });
 

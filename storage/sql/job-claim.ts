@@ -6,6 +6,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { JobStore } from '../types.ts';
 import { statementTemplate, type Transact } from './query-template.ts';
 import type { QueueCounts } from './queue-counts.ts';
+import { isQueued } from './queued-pick.ts';
 import { CLAIMED_COLUMNS, toClaimedJob } from './rows.ts';
 import { type Database, toNumber } from './schema.ts';
 import { compiledTakeTurn } from './take-turn.ts';
@@ -50,7 +51,7 @@ export function createSqlJobClaim(db: Kysely<Database>, counts: QueueCounts, row
       .selectFrom('jobs')
       .select(['id', 'lease_token'])
       .where('account_id', '=', accountId)
-      .where('status', '=', 'queued')
+      .where(isQueued('status'))
       .orderBy('priority', 'desc')
       .orderBy('seq')
       .limit(1);
@@ -113,7 +114,7 @@ function createSerialClaim(db: Kysely<Database>, counts: QueueCounts, transact: 
             .selectFrom('jobs as next')
             .select('next.id')
             .where('next.account_id', '=', accountId)
-            .where('next.status', '=', 'queued')
+            .where(isQueued('next.status'))
             .orderBy('next.priority', 'desc')
             .orderBy('next.seq')
             .limit(1),

@@ -5,6 +5,7 @@ import { type Kysely, sql } from 'kysely';
 import type { JobStore } from '../types.ts';
 import { CLAIM_PREFIX } from './job-claim.ts';
 import { type DirectReader, queryTemplate } from './query-template.ts';
+import { isQueued } from './queued-pick.ts';
 import { type Database, toNumber } from './schema.ts';
 
 export function createSqlJobQueueReads(
@@ -61,12 +62,12 @@ export function createSqlJobQueueReads(
 
   // A queued job's place, asked by every GET of one: two counts, each along an index: earlier
   // jobs of the other accounts (status, seq), and the account's own ahead in its pick order
-  // (account_id, status, priority desc, seq). One query OR-ing them would scan.
+  // (the queued pick index, queued-pick.ts). One query OR-ing them would scan.
   const queuedCount = () =>
     db
       .selectFrom('jobs')
       .select((eb) => eb.fn.countAll().as('n'))
-      .where('status', '=', 'queued');
+      .where(isQueued('status'));
   const queuedOthersBefore = queryTemplate(
     db,
     2,

@@ -16,6 +16,7 @@ import { createSqlJobTierCounts } from './job-tier-counts.ts';
 import { createSqlJobTransitions } from './job-transition.ts';
 import { type DirectReader, kyselyTransact, queryTemplate, type Transact } from './query-template.ts';
 import { createQueueCounts, repairQueueCounts } from './queue-counts.ts';
+import { isQueued } from './queued-pick.ts';
 import { JOB_SUMMARY_COLUMNS, toJobSummary } from './rows.ts';
 import { type Database, toNumber } from './schema.ts';
 
@@ -141,7 +142,7 @@ export function createSqlJobStore(db: Kysely<Database>, opts: SqlJobStoreOptions
         .selectFrom('jobs')
         .select(JOB_SUMMARY_COLUMNS)
         .where('account_id', '=', accountId)
-        .where('status', '=', 'queued')
+        .where(isQueued('status'))
         .orderBy('priority', 'desc')
         .orderBy('seq')
         .limit(limit)

@@ -2,7 +2,7 @@
 // (bundlers and Lambda have no migration folder to read). Only schema-builder
 // calls that mean the same on SQLite and PostgreSQL: text, bigint, composite
 // primary keys, plain indexes. Never edit a shipped migration; add one.
-import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': {
@@ -394,6 +394,32 @@ migrations['0015_drop_job_lease_index'] = {
   },
   async down(db: Kysely<any>) {
     await db.schema.createIndex('jobs_status_lease_idx').on('jobs').columns(['status', 'lease_expires_at']).execute();
+  },
+};
+
+migrations['0016_queued_pick_index'] = {
+  // The claim's pick order, (account_id, status, priority desc, seq), held an
+  // entry for every job ever submitted, and every change of status moved one:
+  // a claim and an end each deleted and inserted one. As a partial index over
+  // queued jobs (queued-pick.ts) it takes an insert at submission and a
+  // delete at the claim, and nothing after. Counts and listings by account
+  // and status keep (account_id, status, seq).
+  async up(db: Kysely<any>) {
+    await db.schema.dropIndex('jobs_account_status_priority_seq_idx').execute();
+    await db.schema
+      .createIndex('jobs_queued_pick_idx')
+      .on('jobs')
+      .columns(['account_id', 'priority desc', 'seq'])
+      .where(sql.ref('status'), '=', sql.lit('queued'))
+      .execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropIndex('jobs_queued_pick_idx').execute();
+    await db.schema
+      .createIndex('jobs_account_status_priority_seq_idx')
+      .on('jobs')
+      .columns(['account_id', 'status', 'priority desc', 'seq'])
+      .execute();
   },
 };
 
