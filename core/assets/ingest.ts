@@ -2,6 +2,7 @@
 // temporary blob object; once the hash is known the object is committed under
 // its content key (or dropped on a dedup hit) and the asset row is written.
 // Uploads use it now; engine outputs will take the same path.
+import { newId } from '../../lib/uuid.ts';
 import type { AssetRecord, BlobWriter, CommitAssetResult, LeaseFence } from '../../storage/types.ts';
 import type { ServiceBase } from '../context.ts';
 import { ApiError } from '../errors.ts';
@@ -139,7 +140,7 @@ async function mint(
         : fields.expires_at;
       const result = await ctx.metadata.commitAsset(
         { key, hash: blob.hash, size: blob.size },
-        { ...record, id: crypto.randomUUID(), blob_key: key, created_at: now, expires_at },
+        { ...record, id: newId(), blob_key: key, created_at: now, expires_at },
         fence,
       );
       return readHeld ? { ...result, created_new: existing.length === 0 } : result;

@@ -2,6 +2,7 @@
 // depth) and the durable `queued` row under the request's Idempotency-Key,
 // whose insert has the last word on queue depth.
 // The checks before it are the submission use case's (submit-workflow.ts).
+import { newId } from '../../lib/uuid.ts';
 import type { AccountRecord, JobSummary } from '../../storage/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { withIdempotency } from '../idempotency.ts';
@@ -24,7 +25,7 @@ export async function enqueueJob(
   ctx: ServiceContext,
   request: Request,
   account: AccountRecord,
-  { workflow, extra, id = crypto.randomUUID(), priority = 0, metadata = null }: Enqueue,
+  { workflow, extra, id = newId(), priority = 0, metadata = null }: Enqueue,
 ): Promise<{ job: JobSummary; ahead: number }> {
   return withIdempotency(ctx, request, account, async (commitment) => {
     await ctx.jobs.scheduler.admit(account.id);

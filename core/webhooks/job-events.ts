@@ -9,6 +9,7 @@
 // retries.
 import { stringifyJson } from '../../lib/json.ts';
 import { forbiddenHostReason } from '../../lib/net/address-rules.ts';
+import { newId } from '../../lib/uuid.ts';
 import type { MetadataStore, NewWebhookDelivery } from '../../storage/types.ts';
 import type { ServiceBase } from '../context.ts';
 import { isoTime } from '../iso-time.ts';
@@ -47,7 +48,7 @@ export function withJobEvents(
       const event_id = newEventId();
       const created_at = now();
       const rows: NewWebhookDelivery[] = targets.map((e) => ({
-        id: crypto.randomUUID(),
+        id: newId(),
         event_id,
         kind: JOB_WEBHOOK,
         endpoint: e.url,

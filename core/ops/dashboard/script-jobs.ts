@@ -44,7 +44,8 @@ function render(li, job) {
   li.replaceChildren(
     h('a', { href: '#job=' + encodeURIComponent(job.id) },
       statusBadge(job.status),
-      h('code', { class: 'job-id', title: job.id }, job.id.slice(0, 8)),
+      // The id's end: its first digits are the time it was made (a UUIDv7), the same for every job of a minute.
+      h('code', { class: 'job-id', title: job.id }, job.id.slice(-8)),
       h('span', { class: 'when' }, fmtTime(job.created_at)),
       h('span', { class: 'line' }, summary(job)),
     ),
