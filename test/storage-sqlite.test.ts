@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryBlobStore } from '../storage/memory/index.ts';
 import { migrations } from '../storage/sql/migrations.ts';
 import { createSqliteStorage } from '../storage/sql/sqlite.ts';
+import { planOf, recordingDatabase } from './helpers/recording-sqlite.ts';
 import { metadataStoreSuite } from './suites/metadata-store.ts';
 import { workerSlotStoreSuite } from './suites/worker-slot-store.ts';
 
@@ -84,27 +85,10 @@ describe('sqlite storage specifics', () => {
   });
 
   it('the queue pick, the newest-first listing and queue_position read along an index: no scan, no sort', async () => {
-    const database = new BetterSqlite3(join(dir, 'plans.sqlite'));
-    const reads: Array<[sql: string, parameters: unknown[]]> = [];
-    // Statements whose runs are recorded with their parameters, to ask SQLite for the plan of each afterwards.
-    const recording = {
-      prepare(sql: string) {
-        const stmt = database.prepare(sql);
-        return new Proxy(stmt, {
-          get(target, key) {
-            const value = Reflect.get(target, key, target);
-            if (typeof value !== 'function') return value;
-            return (...args: unknown[]) => {
-              if (['all', 'iterate', 'get'].includes(String(key)) && /^\s*select\b.*"jobs"/i.test(sql)) reads.push([sql, args.flat()]);
-              return value.apply(target, args);
-            };
-          },
-        });
-      },
-      exec: (sql: string) => database.exec(sql),
-      close: () => database.close(),
-    };
-    const storage = await createSqliteStorage({ filename: 'ignored', blobs: createMemoryBlobStore(), database: recording });
+    const { db: database, runs } = recordingDatabase(join(dir, 'plans.sqlite'));
+    // The reads of jobs, with their parameters, to ask SQLite for the plan of each afterwards.
+    const jobReads = () => runs.filter(({ sql }) => /^\s*select\b.*"jobs"/i.test(sql));
+    const storage = await createSqliteStorage({ filename: 'ignored', blobs: createMemoryBlobStore(), database });
     const store = storage.metadata;
     for (let i = 0; i < 30; i++) {
       await store.createJob({
@@ -117,56 +101,24 @@ describe('sqlite storage specifics', () => {
         priority: i % 4,
       });
     }
-    reads.length = 0;
+    runs.length = 0;
     await store.listQueuedJobs('acc1', 5);
     await store.listAccountJobs('acc1', { statuses: ['queued', 'running'], limit: 21 });
     await store.listAccountJobs('acc1', { statuses: ['queued', 'succeeded', 'failed'], limit: 21, before_seq: 20 });
     await store.countQueuedBefore({ seq: 20, account_id: 'acc1', priority: 2 });
+    const reads = jobReads();
     expect(reads).toHaveLength(5);
-    for (const [sql, parameters] of reads) {
-      const plan = database
-        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-        .all(...parameters)
-        .map((row) => (row as { detail: string }).detail);
-      expect(plan, sql).toEqual([expect.stringMatching(/^SEARCH jobs USING (COVERING )?INDEX /)]);
-    }
+    for (const read of reads) expect(planOf(database, read), read.sql).toEqual([expect.stringMatching(/^SEARCH jobs USING (COVERING )?INDEX /)]);
     // The pick order is read from the partial index of queued jobs (migration 0016): listing the queue and the account's own place.
-    const pickOrder = reads.filter(([sql]) => /order by "priority" desc|"priority" >/.test(sql));
+    const pickOrder = reads.filter(({ sql }) => /order by "priority" desc|"priority" >/.test(sql));
     expect(pickOrder).toHaveLength(2);
-    for (const [sql, parameters] of pickOrder) {
-      const [detail] = database
-        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-        .all(...parameters)
-        .map((row) => (row as { detail: string }).detail);
-      expect(detail, sql).toMatch(/ INDEX jobs_queued_pick_idx /);
-    }
+    for (const read of pickOrder) expect(planOf(database, read)[0], read.sql).toMatch(/ INDEX jobs_queued_pick_idx /);
     await storage.close();
   });
 
   it('a claim picks along the partial index of queued jobs, which holds queued jobs alone', async () => {
-    const filename = join(dir, 'pick.sqlite');
-    const claims: Array<[sql: string, parameters: unknown[]]> = [];
-    const database = new BetterSqlite3(filename);
-    const recording = {
-      prepare(sql: string) {
-        const stmt = database.prepare(sql);
-        if (!/^\s*update "jobs"[\s\S]*"next"/i.test(sql)) return stmt;
-        // The claim's runs are recorded with their parameters, to ask SQLite for its plan afterwards.
-        return new Proxy(stmt, {
-          get(target, key) {
-            const value = Reflect.get(target, key, target);
-            if (typeof value !== 'function') return value;
-            return (...args: unknown[]) => {
-              if (['all', 'get', 'run'].includes(String(key))) claims.push([sql, args.flat()]);
-              return value.apply(target, args);
-            };
-          },
-        });
-      },
-      exec: (sql: string) => database.exec(sql),
-      close: () => database.close(),
-    };
-    const storage = await createSqliteStorage({ filename: 'ignored', blobs: createMemoryBlobStore(), database: recording });
+    const { db: database, runs } = recordingDatabase(join(dir, 'pick.sqlite'));
+    const storage = await createSqliteStorage({ filename: 'ignored', blobs: createMemoryBlobStore(), database });
     const store = storage.metadata;
     for (let i = 0; i < 6; i++) {
       await store.createJob({ id: `q${i}`, account_id: 'acc', status: 'queued', workflow: {}, created_at: 1, expires_at: 2, priority: i % 2 });
@@ -175,12 +127,10 @@ describe('sqlite storage specifics', () => {
     // Priority first, then submission order: q1 is the first of the priority-1 jobs.
     expect(claimed?.id).toBe('q1');
     expect(await store.transitionJob('q1', 'running', 'succeeded', { completed_at: 6, lease: null })).not.toBeNull();
+    // The claim: the UPDATE that picks its job in a subquery over `next`.
+    const claims = runs.filter(({ sql }) => /^\s*update "jobs"[\s\S]*"next"/i.test(sql));
     expect(claims).toHaveLength(1);
-    const [[sql, parameters]] = claims;
-    const plan = database
-      .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-      .all(...parameters)
-      .map((row) => (row as { detail: string }).detail);
+    const plan = planOf(database, claims[0]);
     expect(plan).toContain('SEARCH next USING INDEX jobs_queued_pick_idx (account_id=?)');
     expect(plan.join('\n')).not.toMatch(/TEMP B-TREE|SCAN/);
     // The index's entries are the queued jobs: the claimed and the finished one left it.
