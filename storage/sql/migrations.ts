@@ -1,7 +1,8 @@
 // Schema migrations as code, run by kysely's Migrator from a static provider
 // (bundlers and Lambda have no migration folder to read). Only schema-builder
 // calls that mean the same on SQLite and PostgreSQL: text, bigint, composite
-// primary keys, plain indexes. Never edit a shipped migration; add one.
+// primary keys, plain indexes and partial ones on `column = literal`. Never
+// edit a shipped migration; add one.
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
 
 export const migrations: Record<string, Migration> = {
