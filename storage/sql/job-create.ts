@@ -31,9 +31,6 @@ const JOB_SEQ = 'job_seq';
 
 const json = (v: Record<string, unknown> | null) => (v === null ? null : stringifyJson(v));
 
-/** What the insert writes; what a run records is left to its columns' default (null: none yet). */
-type Inserted = Omit<JobSummary, 'cached_nodes' | 'temp_asset_ids' | 'lease'>;
-
 type CreateJob = {
   (job: NewJob): Promise<JobSummary>;
   (job: NewJob, bounds: QueueBounds): Promise<BoundedJob | QueueRefusal>;
@@ -80,11 +77,11 @@ export function createSqlJobInsert(db: Kysely<Database>, counts: QueueCounts, tr
   function createJob(job: NewJob, bounds: QueueBounds): Promise<BoundedJob | QueueRefusal>;
   async function createJob(job: NewJob, bounds: QueueBounds = {}): Promise<BoundedJob | QueueRefusal> {
     // Serialised before the transaction: nothing of it depends on what the transaction reads.
-    const { workflow, priority = 0, metadata = null, ...fields } = job;
-    const workflowText = stringifyJson(workflow);
+    const { priority = 0, metadata = null } = job;
+    const workflowText = stringifyJson(job.workflow);
     const metadataText = json(metadata);
     let before: number | undefined;
-    const created = await transact(async (tx): Promise<Inserted | QueueRefusal> => {
+    const created = await transact(async (tx): Promise<number | QueueRefusal> => {
       const [{ value }] = (await nextSeq(tx)).rows;
       const { maxQueued, maxQueuedPerAccount } = bounds;
       // A refusal leaves the transaction by returning, not throwing: the counter's bump is
@@ -102,23 +99,32 @@ export function createSqlJobInsert(db: Kysely<Database>, counts: QueueCounts, tr
         const n = await counts.count(tx, job.account_id);
         if (n >= maxQueuedPerAccount) return { refused: 'account', queued: n, limit: maxQueuedPerAccount };
       }
-      const record: Inserted = {
-        ...fields,
-        seq: toNumber(value),
-        ...FRESH_JOB,
-        priority,
-        metadata,
-        outputs_reused: false,
-        view_version: 0,
-      };
-      await insert(tx, job.id, job.account_id, job.status, job.created_at, job.expires_at, record.seq, priority, metadataText, workflowText);
+      const seq = toNumber(value);
+      await insert(tx, job.id, job.account_id, job.status, job.created_at, job.expires_at, seq, priority, metadataText, workflowText);
       await counts.adjust(tx, job.account_id, queueDelta(null, job.status));
-      // The caller's object must not alias what was stored, as a read would not.
-      return { ...record, metadata: metadata === null ? null : structuredClone(metadata) };
+      return seq;
     });
-    if ('refused' in created) return created;
-    const row = { ...created, cached_nodes: null, temp_asset_ids: [], lease: null };
-    return before === undefined ? row : { ...row, queued_before: before };
+    if (typeof created !== 'number') return created;
+    // The row as stored (a read gives the same), built field by field rather than spread
+    // from the caller's object; its metadata is copied, since the stored row does not alias it.
+    const row: BoundedJob = {
+      id: job.id,
+      account_id: job.account_id,
+      status: job.status,
+      seq: created,
+      created_at: job.created_at,
+      ...FRESH_JOB,
+      expires_at: job.expires_at,
+      priority,
+      metadata: metadata === null ? null : structuredClone(metadata),
+      outputs_reused: false,
+      cached_nodes: null,
+      temp_asset_ids: [],
+      lease: null,
+      view_version: 0,
+    };
+    if (before !== undefined) row.queued_before = before;
+    return row;
   }
   return createJob;
 }

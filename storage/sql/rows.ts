@@ -36,7 +36,8 @@ type AssetRow = Selectable<Database['assets']> & Pick<Selectable<Database['blobs
 // Records are extended by assignment, never as `{ ...row, added }`: V8 in
 // Node 20 gives every object built that way a hidden class of its own, so
 // each read made new maps and every function touching a record ran on slow
-// paths. Overriding fields a spread already copied is fine (toJob).
+// paths. Overriding fields a spread already copied keeps one class, but
+// copying with rest and spread costs (toJobSummary).
 export const toAsset = (row: AssetRow): AssetRecord => {
   const { size, tags, ...r } = row;
   return Object.assign(r, {
@@ -96,11 +97,17 @@ type JobSummaryRow = Pick<Selectable<Database['jobs']>, (typeof JOB_SUMMARY_COLU
 /** What a claim returns: the summary's columns and the workflow, which the run needs next. */
 export const CLAIMED_COLUMNS = [...JOB_SUMMARY_COLUMNS, 'workflow'] as const;
 
-export const toClaimedJob = ({ workflow, ...row }: JobSummaryRow & { workflow: string }): ClaimedJob =>
-  Object.assign(toJobSummary(row), { workflow: parseJson(workflow) as Record<string, unknown> });
+export const toClaimedJob = (row: JobSummaryRow & { workflow: string }): ClaimedJob =>
+  Object.assign(toJobSummary(row), { workflow: parseJson(row.workflow) as Record<string, unknown> });
 
-export const toJobSummary = ({ lease_owner, lease_expires_at, lease_token, ...r }: JobSummaryRow): JobSummary => ({
-  ...r,
+// Every field named, none taken by rest or spread: every claim, job end and
+// read maps a row, and copying the row's other columns with `...` took six
+// times as long (2.6 against 0.4 µs a row). The order of the keys is the one
+// that spread gave: the columns', then `lease`.
+export const toJobSummary = (r: JobSummaryRow): JobSummary => ({
+  id: r.id,
+  account_id: r.account_id,
+  status: r.status,
   seq: toNumber(r.seq),
   created_at: toNumber(r.created_at),
   started_at: nullableNumber(r.started_at),
@@ -116,6 +123,6 @@ export const toJobSummary = ({ lease_owner, lease_expires_at, lease_token, ...r 
   history_hidden_at: nullableNumber(r.history_hidden_at),
   cached_nodes: r.cached_nodes === null ? null : idsFromText(r.cached_nodes),
   temp_asset_ids: r.temp_asset_ids === null ? [] : idsFromText(r.temp_asset_ids),
-  lease: lease_owner === null ? null : { owner: lease_owner, token: toNumber(lease_token), expires_at: toNumber(lease_expires_at ?? 0) },
   view_version: toNumber(r.view_version),
+  lease: r.lease_owner === null ? null : { owner: r.lease_owner, token: toNumber(r.lease_token), expires_at: toNumber(r.lease_expires_at ?? 0) },
 });
