@@ -33,7 +33,7 @@ describe('newId', () => {
     expect(new Set(times).size).toBeGreaterThan(1);
   });
 
-  it('keeps 74 random bits: the digits after the version vary between ids of one millisecond', () => {
+  it('keeps 74 random bits: the digits after the version vary between ids made one after another', () => {
     const ids = Array.from({ length: 64 }, newId);
     const tails = new Set(ids.map((id) => id.slice(15)));
     expect(tails.size).toBe(64);
